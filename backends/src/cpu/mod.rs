@@ -1,0 +1,3 @@
+//! CPU backends.
+
+pub mod naive;

@@ -1,0 +1,23 @@
+//! Kernels for switchyard's standard ops.
+//!
+//! | backend | key | status |
+//! |---|---|---|
+//! | CPU naive (the reference every other backend is tested against) | `CpuNaive` | here |
+//! | CPU SIMD | `CpuSimd` | planned |
+//! | GPU through wgpu | `Wgpu` | planned |
+//!
+//! Kernels register themselves through linkme; a binary only needs to *name* this crate once so
+//! the linker keeps it:
+//!
+//! ```
+//! use switchyard_backends as _;
+//!
+//! let x = switchyard::Tensor::vector(&[1.0, -2.0]);
+//! assert_eq!(switchyard::ops::relu(&x).to_vec(), [1.0, 0.0]);
+//! ```
+
+// `deny`, not `forbid`: registering kernels emits linkme statics that carry `allow(unsafe_code)`.
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod cpu;

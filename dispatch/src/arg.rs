@@ -1,0 +1,115 @@
+//! Which arguments contribute dispatch keys.
+
+use crate::device::Device;
+use crate::key::DispatchKeySet;
+use crate::tensor::Tensor;
+
+/// A type that may be an argument of an op. Tensors and devices contribute their dispatch keys;
+/// scalars and strings contribute none.
+///
+/// Every parameter of an `#[op]` must implement this trait; that is checked at compile time, so a
+/// type that the dispatcher would silently ignore cannot slip in.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an argument of an op",
+    label = "not a dispatch argument",
+    note = "op parameters implement `switchyard::DispatchArg`: tensors and `Device` contribute \
+            dispatch keys, scalars and strings contribute none; implement it for your type \
+            (return `DispatchKeySet::EMPTY` if it carries no device)"
+)]
+pub trait DispatchArg {
+    /// The keys this argument adds to the call's key set.
+    fn dispatch_keys(&self) -> DispatchKeySet;
+}
+
+impl DispatchArg for Tensor {
+    #[inline(always)]
+    fn dispatch_keys(&self) -> DispatchKeySet {
+        self.keys()
+    }
+}
+
+/// A factory's device argument selects the backend, like a tensor on that device would.
+impl DispatchArg for Device {
+    #[inline(always)]
+    fn dispatch_keys(&self) -> DispatchKeySet {
+        self.keys()
+    }
+}
+
+impl<T: DispatchArg + ?Sized> DispatchArg for &T {
+    #[inline(always)]
+    fn dispatch_keys(&self) -> DispatchKeySet {
+        (**self).dispatch_keys()
+    }
+}
+
+impl<T: DispatchArg> DispatchArg for Option<T> {
+    #[inline(always)]
+    fn dispatch_keys(&self) -> DispatchKeySet {
+        self.as_ref()
+            .map_or(DispatchKeySet::EMPTY, T::dispatch_keys)
+    }
+}
+
+impl<T: DispatchArg> DispatchArg for [T] {
+    #[inline]
+    fn dispatch_keys(&self) -> DispatchKeySet {
+        self.iter().fold(DispatchKeySet::EMPTY, |keys, item| {
+            keys | item.dispatch_keys()
+        })
+    }
+}
+
+impl<T: DispatchArg, const N: usize> DispatchArg for [T; N] {
+    #[inline]
+    fn dispatch_keys(&self) -> DispatchKeySet {
+        self.as_slice().dispatch_keys()
+    }
+}
+
+impl<T: DispatchArg> DispatchArg for Vec<T> {
+    #[inline]
+    fn dispatch_keys(&self) -> DispatchKeySet {
+        self.as_slice().dispatch_keys()
+    }
+}
+
+macro_rules! keyless {
+    ($($ty:ty),* $(,)?) => {$(
+        /// Carries no device, so contributes no key.
+        impl DispatchArg for $ty {
+            #[inline(always)]
+            fn dispatch_keys(&self) -> DispatchKeySet {
+                DispatchKeySet::EMPTY
+            }
+        }
+    )*};
+}
+
+keyless!(
+    f32, f64, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, bool, char, str, String
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn containers_union_their_items() {
+        let cpu = Tensor::scalar(1.0);
+        assert_eq!((&cpu).dispatch_keys(), DispatchKeySet::CPU);
+        assert_eq!(Some(&cpu).dispatch_keys(), DispatchKeySet::CPU);
+        assert_eq!(None::<&Tensor>.dispatch_keys(), DispatchKeySet::EMPTY);
+        assert_eq!(
+            [cpu.clone(), cpu].as_slice().dispatch_keys(),
+            DispatchKeySet::CPU
+        );
+        assert_eq!(Device::Wgpu.dispatch_keys(), DispatchKeySet::WGPU);
+        assert_eq!(2.0f32.dispatch_keys(), DispatchKeySet::EMPTY);
+        assert_eq!("name".dispatch_keys(), DispatchKeySet::EMPTY);
+        assert_eq!(
+            [1usize, 2].as_slice().dispatch_keys(),
+            DispatchKeySet::EMPTY
+        );
+    }
+}

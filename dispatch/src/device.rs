@@ -1,0 +1,99 @@
+//! Devices (where a tensor's data lives) and element types.
+
+use std::fmt;
+
+use crate::key::DispatchKeySet;
+
+/// Where a tensor's data lives. A device decides the backend keys a tensor carries.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[non_exhaustive]
+pub enum Device {
+    /// Host memory; served by the SIMD backend with the naive backend beneath it.
+    Cpu,
+    /// A GPU through `wgpu`.
+    Wgpu,
+    /// A downstream backend on [`crate::DispatchKey::PrivateUse1`].
+    PrivateUse1,
+    /// A downstream backend on [`crate::DispatchKey::PrivateUse2`].
+    PrivateUse2,
+    /// A downstream backend on [`crate::DispatchKey::PrivateUse3`].
+    PrivateUse3,
+}
+
+impl Device {
+    /// Every device, in the order of their backend keys' priority.
+    pub const ALL: [Device; 5] = [
+        Device::Wgpu,
+        Device::PrivateUse1,
+        Device::PrivateUse2,
+        Device::PrivateUse3,
+        Device::Cpu,
+    ];
+
+    /// The backend keys a tensor on this device carries (its *device family*).
+    #[inline(always)]
+    pub const fn keys(self) -> DispatchKeySet {
+        match self {
+            Device::Cpu => DispatchKeySet::CPU,
+            Device::Wgpu => DispatchKeySet::WGPU,
+            Device::PrivateUse1 => DispatchKeySet::PRIVATE_USE1,
+            Device::PrivateUse2 => DispatchKeySet::PRIVATE_USE2,
+            Device::PrivateUse3 => DispatchKeySet::PRIVATE_USE3,
+        }
+    }
+
+    /// The devices whose families meet `keys`, highest priority first.
+    pub fn in_keys(keys: DispatchKeySet) -> impl Iterator<Item = Device> {
+        Device::ALL
+            .into_iter()
+            .filter(move |d| d.keys().intersects(keys))
+    }
+
+    /// The device's name, as printed in errors and dumps.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Device::Cpu => "cpu",
+            Device::Wgpu => "wgpu",
+            Device::PrivateUse1 => "privateuse1",
+            Device::PrivateUse2 => "privateuse2",
+            Device::PrivateUse3 => "privateuse3",
+        }
+    }
+}
+
+impl fmt::Display for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The element type of a tensor. Only `f32` exists today; the enum is ready for more.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+#[non_exhaustive]
+pub enum DType {
+    /// 32-bit IEEE 754 float.
+    #[default]
+    F32,
+}
+
+impl DType {
+    /// Size of one element in bytes.
+    pub const fn size_of(self) -> usize {
+        match self {
+            DType::F32 => 4,
+        }
+    }
+
+    /// The type's name, as printed.
+    pub const fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

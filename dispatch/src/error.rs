@@ -1,0 +1,269 @@
+//! The one error type of dispatch and of kernels.
+
+use std::fmt;
+
+use crate::device::Device;
+use crate::key::{DispatchKey, DispatchKeySet};
+
+/// Where something was written: the module path (which starts with the crate name), file and line.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct Location {
+    /// `module_path!()` at the definition: `crate::module`.
+    pub module: &'static str,
+    /// `file!()` at the definition.
+    pub file: &'static str,
+    /// `line!()` at the definition.
+    pub line: u32,
+}
+
+impl Location {
+    /// The crate name: the first segment of the module path.
+    pub fn crate_name(&self) -> &'static str {
+        self.module.split("::").next().unwrap_or(self.module)
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// What went wrong; see [`DispatchError::kind`].
+#[derive(Clone, PartialEq, Debug)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The slot that the call's keys selected has no kernel.
+    MissingKernel {
+        /// The op's name.
+        op: &'static str,
+        /// The key the dispatcher tried.
+        key: DispatchKey,
+        /// The call's key set after thread-local includes and excludes.
+        call_keys: DispatchKeySet,
+        /// The keys at which the op does have kernels.
+        available: DispatchKeySet,
+    },
+    /// Nothing to dispatch on: no argument carried a key, or every key was excluded.
+    NoDispatchKeys {
+        /// The op's name.
+        op: &'static str,
+        /// The arguments' keys before thread-local excludes.
+        arg_keys: DispatchKeySet,
+    },
+    /// Tensors from different device families in one call.
+    DeviceMismatch {
+        /// The op's name.
+        op: &'static str,
+        /// The devices involved, highest priority first.
+        devices: Vec<Device>,
+    },
+    /// Two kernels registered for one (op, key, CPU variant).
+    DuplicateKernel {
+        /// The op's name.
+        op: &'static str,
+        /// The contested key.
+        key: DispatchKey,
+        /// The kernel names and where each was registered, in sorted order.
+        first: (&'static str, Location),
+        /// See `first`.
+        second: (&'static str, Location),
+    },
+    /// Two ops declared with one name.
+    DuplicateOp {
+        /// The contested name.
+        op: &'static str,
+        /// Where each op was declared.
+        first: Location,
+        /// See `first`.
+        second: Location,
+    },
+    /// Arguments whose shapes the op cannot take.
+    Shape {
+        /// The op's name.
+        op: &'static str,
+        /// What is wrong, with the shapes.
+        message: String,
+    },
+    /// A kernel that ran and failed for another reason (a dtype or feature it lacks, a device
+    /// that is not available, …).
+    Kernel {
+        /// The op's name.
+        op: &'static str,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Why a call could not run. Plain op calls panic with this error's message; the `try_` form of
+/// every op returns it.
+///
+/// The error is one pointer wide, so `Result<Tensor, DispatchError>` travels in registers.
+#[derive(Clone, PartialEq)]
+pub struct DispatchError {
+    kind: Box<ErrorKind>,
+}
+
+impl DispatchError {
+    /// Wraps a kind.
+    #[cold]
+    pub fn new(kind: ErrorKind) -> Self {
+        DispatchError {
+            kind: Box::new(kind),
+        }
+    }
+
+    /// A shape error raised by a kernel of `op`.
+    #[cold]
+    pub fn shape(op: &'static str, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Shape {
+            op,
+            message: message.into(),
+        })
+    }
+
+    /// Any other failure of a kernel of `op`.
+    #[cold]
+    pub fn kernel(op: &'static str, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Kernel {
+            op,
+            message: message.into(),
+        })
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// The op the error is about.
+    pub fn op(&self) -> &'static str {
+        match *self.kind {
+            ErrorKind::MissingKernel { op, .. }
+            | ErrorKind::NoDispatchKeys { op, .. }
+            | ErrorKind::DeviceMismatch { op, .. }
+            | ErrorKind::DuplicateKernel { op, .. }
+            | ErrorKind::DuplicateOp { op, .. }
+            | ErrorKind::Shape { op, .. }
+            | ErrorKind::Kernel { op, .. } => op,
+        }
+    }
+
+    /// Panics with this error's message; what a plain (non-`try_`) op call does on failure.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    pub fn panic(self) -> ! {
+        panic!("{self}")
+    }
+}
+
+impl fmt::Debug for DispatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Debug shows the message too: `unwrap()` on a `try_` result should read well.
+        write!(f, "DispatchError({self})")
+    }
+}
+
+impl std::error::Error for DispatchError {}
+
+impl fmt::Display for DispatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &*self.kind {
+            ErrorKind::MissingKernel {
+                op,
+                key,
+                call_keys,
+                available,
+            } => {
+                write!(
+                    f,
+                    "op `{op}`: no kernel for dispatch key `{key}` (call keys {call_keys}); "
+                )?;
+                if available.is_empty() {
+                    return write!(
+                        f,
+                        "the op has no kernels registered at all. Likely cause: the crate that \
+                         provides its kernels is not linked into this binary; name it once, e.g. \
+                         `use switchyard_backends as _;` (the linker drops crates that no code names)"
+                    );
+                }
+                write!(f, "kernels exist for: {available}. Likely cause: ")?;
+                match key.group() {
+                    crate::KeyGroup::Backend => write!(
+                        f,
+                        "the arguments are on a device ({}) for which no linked backend implements \
+                         `{op}`; move them to a device that has a kernel, or link the backend crate",
+                        Device::in_keys(key.set()).next().map_or("?", Device::name)
+                    ),
+                    _ => write!(
+                        f,
+                        "`{key}` is active (a thread-local include or an argument's key) but \
+                         nothing is registered for it; register a kernel for `{key}`, or exclude it"
+                    ),
+                }
+            }
+            ErrorKind::NoDispatchKeys { op, arg_keys } => write!(
+                f,
+                "op `{op}`: nothing to dispatch on (argument keys {arg_keys}, after thread-local \
+                 includes and excludes: {{}}); pass a tensor or a `Device`, or lift the exclude \
+                 guard that removed every key"
+            ),
+            ErrorKind::DeviceMismatch { op, devices } => {
+                let names: Vec<&str> = devices.iter().map(|d| d.name()).collect();
+                write!(
+                    f,
+                    "op `{op}`: arguments are on different devices ({}); move them to one device first",
+                    names.join(" and ")
+                )
+            }
+            ErrorKind::DuplicateKernel {
+                op,
+                key,
+                first,
+                second,
+            } => write!(
+                f,
+                "op `{op}`: two kernels registered for dispatch key `{key}`: `{}` at {} and `{}` at {}; \
+                 remove one (each (op, key, CPU variant) takes exactly one kernel)",
+                first.0, first.1, second.0, second.1
+            ),
+            ErrorKind::DuplicateOp { op, first, second } => write!(
+                f,
+                "two ops are named `{op}`: one declared at {first}, one at {second}; op names must \
+                 be unique in a binary (give one of them another `name`)"
+            ),
+            ErrorKind::Shape { op, message } => write!(f, "op `{op}`: shape error: {message}"),
+            ErrorKind::Kernel { op, message } => write!(f, "op `{op}`: {message}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_is_one_pointer_and_result_stays_small() {
+        assert_eq!(size_of::<DispatchError>(), size_of::<usize>());
+        assert_eq!(
+            size_of::<Result<crate::Tensor, DispatchError>>(),
+            size_of::<crate::Tensor>(),
+            "the error rides in the tensor's niche"
+        );
+    }
+
+    #[test]
+    fn missing_kernel_with_no_kernels_blames_linking() {
+        let err = DispatchError::new(ErrorKind::MissingKernel {
+            op: "mul",
+            key: DispatchKey::CpuSimd,
+            call_keys: DispatchKeySet::CPU,
+            available: DispatchKeySet::EMPTY,
+        });
+        let text = err.to_string();
+        assert!(text.contains("op `mul`"), "{text}");
+        assert!(text.contains("not linked"), "{text}");
+        assert!(text.contains("use switchyard_backends as _;"), "{text}");
+    }
+}

@@ -1,0 +1,1 @@
+//! Hosts the examples of the switchyard workspace (see `tour.rs`).

@@ -1,0 +1,114 @@
+//! Attribute arguments: `name = value` pairs, checked for unknown and repeated names.
+
+use proc_macro2::TokenStream;
+use syn::ext::IdentExt;
+use syn::parse::{Parse, ParseStream, Parser};
+use syn::punctuated::Punctuated;
+use syn::{Expr, ExprLit, ExprPath, Ident, Lit, LitStr, Path, Token};
+
+use crate::ctxt::Errors;
+
+/// One `name = value` argument, spans kept.
+pub struct Arg {
+    pub name: Ident,
+    pub value: Expr,
+}
+
+impl Parse for Arg {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        // `parse_any` so that `crate = …` parses although `crate` is a keyword.
+        let name = Ident::parse_any(input)?;
+        input.parse::<Token![=]>()?;
+        let value = input.parse()?;
+        Ok(Arg { name, value })
+    }
+}
+
+/// The arguments of one attribute, with each name present at most once.
+pub struct Args {
+    args: Vec<Arg>,
+}
+
+impl Args {
+    /// Parses `tokens` as the arguments of `#[attr(…)]`. Unknown and repeated names are reported
+    /// on their token and dropped.
+    pub fn parse(tokens: TokenStream, attr: &str, allowed: &[&str], errors: &mut Errors) -> Args {
+        let parsed = match Punctuated::<Arg, Token![,]>::parse_terminated.parse2(tokens) {
+            Ok(parsed) => parsed,
+            Err(error) => {
+                errors.push(error);
+                return Args { args: Vec::new() };
+            }
+        };
+        let mut args: Vec<Arg> = Vec::new();
+        for arg in parsed {
+            let name = arg.name.unraw().to_string();
+            if !allowed.contains(&name.as_str()) {
+                errors.spanned(
+                    &arg.name,
+                    format!(
+                        "unknown argument `{name}` in `#[{attr}]`; expected one of: {}",
+                        list(allowed)
+                    ),
+                );
+            } else if args.iter().any(|a| a.name == arg.name) {
+                errors.spanned(
+                    &arg.name,
+                    format!("duplicate argument `{name}` in `#[{attr}]`"),
+                );
+            } else {
+                args.push(arg);
+            }
+        }
+        Args { args }
+    }
+
+    /// Removes and returns the argument called `name`.
+    pub fn take(&mut self, name: &str) -> Option<Arg> {
+        let index = self.args.iter().position(|a| a.name == name)?;
+        Some(self.args.remove(index))
+    }
+}
+
+/// `` `a`, `b`, `c` ``
+pub fn list(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The value as a string literal, if it is one.
+pub fn as_str(value: &Expr) -> Option<&LitStr> {
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Some(s),
+        _ => None,
+    }
+}
+
+/// The value as a path, if it is one.
+pub fn as_path(value: &Expr) -> Option<&Path> {
+    match value {
+        Expr::Path(ExprPath {
+            qself: None, path, ..
+        }) => Some(path),
+        _ => None,
+    }
+}
+
+/// The `crate = path` option: where generated code finds switchyard (for re-exporters).
+pub fn crate_path(args: &mut Args, errors: &mut Errors) -> Path {
+    match args.take("crate") {
+        None => syn::parse_quote!(::switchyard),
+        Some(arg) => match as_path(&arg.value) {
+            Some(path) => path.clone(),
+            None => {
+                errors.spanned(&arg.value, "`crate` takes a path to the switchyard crate, e.g. `crate = ::my_reexport::switchyard`");
+                syn::parse_quote!(::switchyard)
+            }
+        },
+    }
+}

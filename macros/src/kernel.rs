@@ -1,0 +1,155 @@
+//! `#[kernel(op = "mul", key = CpuSimd)] fn mul_simd(x: &Tensor, y: &Tensor) -> Tensor { … }`
+//!
+//! Keeps the function as written and adds, in an anonymous `const` block, a typed registration in
+//! the op's kernel slice. The function is checked against the op's `Signature` (or
+//! `FallibleSignature` when it returns `Result`), with the error on the kernel's own signature.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::{ItemFn, LitStr, Path};
+
+use crate::args::{self, Args};
+use crate::ctxt::Errors;
+use crate::op::location;
+use crate::{keys, sig};
+
+// ---- ast ----
+
+/// The parsed attribute: which op, which key, where switchyard lives.
+struct KernelAttr {
+    op: Path,
+    key: TokenStream,
+    krate: Path,
+}
+
+const ALLOWED: &[&str] = &["op", "key", "crate"];
+
+// ---- validate ----
+
+// `op` names the op's item in scope: a string holding a path (`"mul"`, `"ops::mul"`) or a path.
+fn op_path(args: &mut Args, errors: &mut Errors) -> Option<Path> {
+    let Some(arg) = args.take("op") else {
+        errors.at(
+            Span::call_site(),
+            "`#[kernel]` needs `op = …`: the op this kernel implements, e.g. `op = \"mul\"`",
+        );
+        return None;
+    };
+    if let Some(path) = args::as_path(&arg.value) {
+        return Some(path.clone());
+    }
+    let parsed = args::as_str(&arg.value).map(|lit: &LitStr| lit.parse::<Path>());
+    match parsed {
+        Some(Ok(path)) => Some(path),
+        _ => {
+            errors.spanned(&arg.value, "`op` in `#[kernel]` names an op in scope: a string such as `op = \"mul\"` or a path such as `op = switchyard::ops::mul`");
+            None
+        }
+    }
+}
+
+// `key` picks the table slot; a kernel without one would never run.
+fn key(args: &mut Args, private: &TokenStream, errors: &mut Errors) -> Option<TokenStream> {
+    let Some(arg) = args.take("key") else {
+        errors.at(
+            Span::call_site(),
+            "`#[kernel]` needs `key = …`: the dispatch key it serves, e.g. `key = CpuNaive`",
+        );
+        return None;
+    };
+    keys::key_expr(&arg.value, "kernel", private, errors)
+}
+
+fn parse_attr(attr: TokenStream, errors: &mut Errors) -> Option<KernelAttr> {
+    let mut args = Args::parse(attr, "kernel", ALLOWED, errors);
+    let krate = args::crate_path(&mut args, errors);
+    let private = quote!(#krate::__private_v1);
+    let op = op_path(&mut args, errors);
+    let key = key(&mut args, &private, errors);
+    Some(KernelAttr {
+        op: op?,
+        key: key?,
+        krate,
+    })
+}
+
+// ---- expand ----
+
+pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::new();
+    let function: ItemFn = match syn::parse2(item.clone()) {
+        Ok(function) => function,
+        Err(error) => {
+            errors.push(error);
+            let compile_errors = errors.finish();
+            return quote!(#compile_errors #item);
+        }
+    };
+    let attr = parse_attr(attr, &mut errors);
+    sig::check_common(&function.sig, "a `#[kernel]`", &mut errors);
+    match (errors.finish(), attr) {
+        (None, Some(attr)) => generate(&function, &attr),
+        // Still emit the function (unregistered), so its callers and IDEs stay quiet.
+        (compile_errors, _) => quote!(#compile_errors #function),
+    }
+}
+
+fn generate(function: &ItemFn, attr: &KernelAttr) -> TokenStream {
+    let KernelAttr { op, key, krate } = attr;
+    let private = quote!(#krate::__private_v1);
+    let ident = &function.sig.ident;
+    let name = LitStr::new(&ident.to_string(), ident.span());
+    let reference = signature_spanned_reference(function);
+    let location = location(&private, ident.span());
+    let (signature, kernel_trait, adapted) = if sig::returns_result(&function.sig.output) {
+        (
+            quote!(#op::FallibleSignature),
+            quote!(#op::__FallibleKernel),
+            quote!(<Kernel as #op::__FallibleKernel>::KERNEL),
+        )
+    } else {
+        (
+            quote!(#op::Signature),
+            quote!(#op::__Kernel),
+            quote!(#op::__lift::<Kernel>),
+        )
+    };
+    quote! {
+        #function
+
+        #[allow(unsafe_code)] // linkme's `link_section`
+        const _: () = {
+            struct Kernel;
+            impl #kernel_trait for Kernel {
+                const KERNEL: #signature = #reference;
+            }
+
+            #[#private::linkme::distributed_slice(#op::__KERNELS)]
+            #[linkme(crate = #private::linkme)]
+            static REGISTRATION: #private::KernelRegistration<#op::FallibleSignature> =
+                #private::KernelRegistration {
+                    key: #key,
+                    kernel: #adapted,
+                    meta: #private::KernelMeta { name: #name, location: #location },
+                };
+        };
+    }
+}
+
+/// `*&kernel_fn`, with `*` carrying the span of `fn` and the name that of the signature's last
+/// token: rustc spans an expression from its first to its last token, so a signature mismatch is
+/// underlined across the kernel's whole signature.
+fn signature_spanned_reference(function: &ItemFn) -> TokenStream {
+    let sig = &function.sig;
+    let first = sig.fn_token.span;
+    let last = sig
+        .output
+        .to_token_stream()
+        .into_iter()
+        .last()
+        .as_ref()
+        .map_or(sig.paren_token.span.close(), TokenTree::span);
+    let mut ident = sig.ident.clone();
+    ident.set_span(last);
+    quote_spanned!(first=> *&#ident)
+}

@@ -1,0 +1,36 @@
+//! Procedural macros of [switchyard](https://docs.rs/switchyard). Use them through the
+//! `switchyard` crate, which re-exports them; this crate's generated code names only
+//! `::switchyard::__private_v1`.
+//!
+//! Each macro parses into a small AST that keeps spans (`ast`), checks one rule per function
+//! (`valid`), and expands last (`expand`), so every misuse is reported on the offending token.
+
+#![forbid(unsafe_code)]
+
+mod args;
+mod ctxt;
+mod kernel;
+mod keys;
+mod mangle;
+mod op;
+mod schema;
+mod sig;
+
+use proc_macro::TokenStream;
+
+/// Declares an operator. See the `switchyard` crate docs.
+#[proc_macro_attribute]
+pub fn op(args: TokenStream, item: TokenStream) -> TokenStream {
+    op::expand(
+        args.into(),
+        item.into(),
+        proc_macro::Span::call_site().line(),
+    )
+    .into()
+}
+
+/// Registers a kernel of an operator for one dispatch key. See the `switchyard` crate docs.
+#[proc_macro_attribute]
+pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
+    kernel::expand(args.into(), item.into()).into()
+}

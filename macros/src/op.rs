@@ -1,0 +1,290 @@
+//! `#[op(name = "mul")] pub fn mul(x: &Tensor, y: &Tensor) -> Tensor;`
+//!
+//! Expands to the callable `mul`, the fallible `try_mul`, and a module `mul` holding the op's
+//! table, its kernel slice, `redispatch`, `handle` and the signature types kernels are checked
+//! against. A body, if present, becomes the op's composite kernel.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::parse::{Parse, ParseStream};
+use syn::spanned::Spanned;
+use syn::{
+    Attribute, Block, FnArg, Ident, LitStr, Pat, ReturnType, Signature, Token, Type, Visibility,
+};
+
+use crate::args::{self, Args};
+use crate::ctxt::Errors;
+use crate::{mangle, schema, sig};
+
+// ---- ast ----
+
+/// The annotated function: a declaration (`;`) or a definition whose body is the composite.
+struct OpFn {
+    attrs: Vec<Attribute>,
+    vis: Visibility,
+    sig: Signature,
+    body: Option<Block>,
+}
+
+impl Parse for OpFn {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis = input.parse()?;
+        let sig = input.parse()?;
+        let body = if input.peek(Token![;]) {
+            input.parse::<Token![;]>()?;
+            None
+        } else {
+            Some(input.parse()?)
+        };
+        Ok(OpFn {
+            attrs,
+            vis,
+            sig,
+            body,
+        })
+    }
+}
+
+/// One parameter: a plain name and its type.
+struct Param<'a> {
+    name: &'a Ident,
+    ty: &'a Type,
+}
+
+// ---- validate ----
+
+const ALLOWED: &[&str] = &["name", "crate"];
+
+// Parameters name the schema and are forwarded by name, so each must be a plain identifier.
+fn params<'a>(sig: &'a Signature, errors: &mut Errors) -> Vec<Param<'a>> {
+    let mut params = Vec::new();
+    for arg in &sig.inputs {
+        let FnArg::Typed(typed) = arg else { continue };
+        match &*typed.pat {
+            Pat::Ident(p) if p.by_ref.is_none() && p.mutability.is_none() && p.subpat.is_none() => {
+                params.push(Param { name: &p.ident, ty: &typed.ty });
+            }
+            other => errors.spanned(other, "`#[op]` parameters must be plain names such as `x: &Tensor`: they name the op's schema"),
+        }
+    }
+    params
+}
+
+// Every op already has a `try_` form; a `Result` return would nest errors.
+fn not_result(sig: &Signature, errors: &mut Errors) {
+    if sig::returns_result(&sig.output) {
+        errors.spanned(&sig.output, "`#[op]` cannot return `Result`: every op already has a `try_` form returning `Result<_, DispatchError>`; declare the plain return type");
+    }
+}
+
+// The name identifies the op in `find_op`, dumps and errors; it defaults to the function's name.
+fn op_name(args: &mut Args, sig: &Signature, errors: &mut Errors) -> String {
+    match args.take("name") {
+        None => sig.ident.to_string(),
+        Some(arg) => match args::as_str(&arg.value) {
+            Some(lit) if !lit.value().is_empty() => lit.value(),
+            _ => {
+                errors.spanned(
+                    &arg.value,
+                    "`name` in `#[op]` takes a non-empty string, e.g. `name = \"mul\"`",
+                );
+                sig.ident.to_string()
+            }
+        },
+    }
+}
+
+// ---- expand ----
+
+pub fn expand(attr: TokenStream, item: TokenStream, line: usize) -> TokenStream {
+    let mut errors = Errors::new();
+    let mut args = Args::parse(attr, "op", ALLOWED, &mut errors);
+    let op: OpFn = match syn::parse2(item) {
+        Ok(op) => op,
+        Err(error) => {
+            errors.push(error);
+            return errors.finish().unwrap_or_default();
+        }
+    };
+    let krate = args::crate_path(&mut args, &mut errors);
+    let name = op_name(&mut args, &op.sig, &mut errors);
+    sig::check_common(&op.sig, "an `#[op]`", &mut errors);
+    not_result(&op.sig, &mut errors);
+    let params = params(&op.sig, &mut errors);
+    if let Some(compile_errors) = errors.finish() {
+        return stub(&op, compile_errors);
+    }
+    generate(&op, &name, &params, &quote!(#krate::__private_v1), line)
+}
+
+/// On error: the errors, plus the function with an unreachable body so that call sites stay quiet.
+fn stub(op: &OpFn, compile_errors: TokenStream) -> TokenStream {
+    let OpFn {
+        attrs, vis, sig, ..
+    } = op;
+    quote! {
+        #compile_errors
+        #(#attrs)*
+        #[allow(unused_variables)]
+        #vis #sig { ::core::unreachable!("this op failed to compile") }
+    }
+}
+
+fn generate(
+    op: &OpFn,
+    name: &str,
+    params: &[Param<'_>],
+    private: &TokenStream,
+    line: usize,
+) -> TokenStream {
+    let OpFn {
+        attrs, vis, sig, ..
+    } = op;
+    let ident = &sig.ident;
+    let try_ident = format_ident!("try_{}", ident);
+    let slice = mangle::kernel_slice(ident, line);
+    let names: Vec<&Ident> = params.iter().map(|p| p.name).collect();
+    let types: Vec<&Type> = params.iter().map(|p| p.ty).collect();
+    let inputs = &sig.inputs;
+    let output_ty = match &sig.output {
+        ReturnType::Default => quote!(()),
+        ReturnType::Type(_, ty) => quote!(#ty),
+    };
+    let output = &sig.output;
+    let result = quote!(::core::result::Result<#output_ty, #private::DispatchError>);
+    let schema_names: Vec<(String, &Type)> =
+        params.iter().map(|p| (p.name.to_string(), p.ty)).collect();
+    let schema = LitStr::new(
+        &schema::schema(name, &schema_names, &sig.output),
+        Span::call_site(),
+    );
+    let name_lit = LitStr::new(name, Span::call_site());
+    // Each argument's keys, spanned on its type so a type that is not `DispatchArg` is reported there.
+    let keys = params.iter().map(|p| {
+        let (ty, name) = (p.ty, p.name);
+        quote_spanned!(ty.span()=> | <#ty as #private::DispatchArg>::dispatch_keys(&#name))
+    });
+    let (composite_fn, composite) = composite(op);
+    let doc_try = format!(
+        "Fallible form of [`{ident}`]: returns the dispatch or kernel error instead of panicking."
+    );
+    let doc_mod = format!(
+        "Dispatch internals of op `{name}`: [`redispatch`](self::redispatch), [`handle`](self::handle), \
+         and the [`Signature`](self::Signature) every `#[kernel(op = \"{ident}\")]` must have."
+    );
+    let location = location(private, ident.span());
+    quote! {
+        #(#attrs)*
+        #[inline]
+        #[track_caller]
+        #vis fn #ident(#inputs) #output {
+            #private::unwrap_or_panic(#try_ident(#(#names),*))
+        }
+
+        #[doc = #doc_try]
+        #[inline]
+        #vis fn #try_ident(#inputs) -> #result {
+            let keys = #private::DispatchKeySet::EMPTY #(#keys)*;
+            let kernel = #ident::__OP.lookup(keys)?;
+            kernel(#(#names),*)
+        }
+
+        #composite_fn
+
+        #[doc = #doc_mod]
+        #vis mod #ident {
+            #[allow(unused_imports)]
+            use super::*;
+
+            /// The signature every kernel of this op has (a kernel may also return
+            /// `Result<_, DispatchError>`: see [`FallibleSignature`]).
+            pub type Signature = fn(#(#types),*) #output;
+            /// The signature of a kernel that can fail; what the op's table stores.
+            pub type FallibleSignature = fn(#(#types),*) -> #result;
+
+            #[allow(unsafe_code)] // linkme's `link_section`
+            #[#private::linkme::distributed_slice]
+            #[linkme(crate = #private::linkme)]
+            #[doc(hidden)]
+            pub static #slice: [#private::KernelRegistration<FallibleSignature>];
+
+            #[doc(hidden)]
+            pub use self::#slice as __KERNELS;
+
+            #[doc(hidden)]
+            pub static __OP: #private::OpTable<FallibleSignature> = #private::OpTable::new(
+                #private::OpInfo { name: #name_lit, schema: #schema, location: #location },
+                &#slice,
+                #composite,
+            );
+
+            #[allow(unsafe_code)] // linkme's `link_section`
+            #[#private::linkme::distributed_slice(#private::OPS)]
+            #[linkme(crate = #private::linkme)]
+            static __ENTRY: &'static dyn #private::ErasedOp = &__OP;
+
+            /// Calls the kernel for exactly `keys`, ignoring thread-local includes and excludes: how
+            /// a kernel continues below its own key (`keys.below(MyKey)`).
+            #[inline]
+            pub fn redispatch(keys: #private::DispatchKeySet, #(#names: #types),*) -> #result {
+                let kernel = __OP.redispatch(keys)?;
+                kernel(#(#names),*)
+            }
+
+            /// A handle to this op: name, schema, registrations and computed table.
+            pub fn handle() -> #private::OpHandle {
+                #private::OpHandle::new(&__OP)
+            }
+
+            #[doc(hidden)]
+            pub trait __Kernel {
+                const KERNEL: Signature;
+            }
+
+            #[doc(hidden)]
+            pub trait __FallibleKernel {
+                const KERNEL: FallibleSignature;
+            }
+
+            /// Adapts an infallible kernel to the table's fallible signature; the kernel is a
+            /// constant, so this is a direct (inlinable) call.
+            #[doc(hidden)]
+            #[inline]
+            pub fn __lift<K: __Kernel>(#(#names: #types),*) -> #result {
+                #private::ok((K::KERNEL)(#(#names),*))
+            }
+        }
+    }
+}
+
+/// The composite function (the op's body, under a mangled name in the op's own scope so that the
+/// body resolves names exactly as written) and the table's `Option` for it.
+fn composite(op: &OpFn) -> (TokenStream, TokenStream) {
+    let Some(body) = &op.body else {
+        return (TokenStream::new(), quote!(::core::option::Option::None));
+    };
+    let ident = &op.sig.ident;
+    let composite_ident = format_ident!("__switchyard_composite_{}", ident);
+    let inputs = &op.sig.inputs;
+    let output = &op.sig.output;
+    let function = quote! {
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        fn #composite_ident(#inputs) #output #body
+    };
+    let option = quote!({
+        struct Composite;
+        impl __Kernel for Composite {
+            const KERNEL: Signature = super::#composite_ident;
+        }
+        ::core::option::Option::Some(__lift::<Composite> as FallibleSignature)
+    });
+    (function, option)
+}
+
+/// `Location { module, file, line }` of the token at `span`.
+pub fn location(private: &TokenStream, span: Span) -> TokenStream {
+    let line = quote_spanned!(span=> ::core::line!());
+    quote!(#private::Location { module: ::core::module_path!(), file: ::core::file!(), line: #line })
+}

@@ -1,0 +1,122 @@
+//! Rules on the function signature of an `#[op]` or `#[kernel]`, one function per rule.
+//!
+//! Each rule reports on the offending token and says why, because a kernel is stored as one
+//! plain, safe function pointer and an op is called like a plain function.
+
+use syn::{FnArg, ReturnType, Signature, Type};
+
+use crate::ctxt::Errors;
+
+/// Every rule that ops and kernels share.
+pub fn check_common(sig: &Signature, what: &str, errors: &mut Errors) {
+    not_generic(sig, what, errors);
+    not_async(sig, what, errors);
+    not_const(sig, what, errors);
+    not_unsafe(sig, what, errors);
+    no_abi(sig, what, errors);
+    not_variadic(sig, what, errors);
+    no_receiver(sig, what, errors);
+    no_impl_trait(sig, what, errors);
+}
+
+// A table slot holds one function pointer: there is no type to instantiate a generic with.
+fn not_generic(sig: &Signature, what: &str, errors: &mut Errors) {
+    if !sig.generics.params.is_empty() {
+        errors.spanned(&sig.generics, format!(
+            "{what} cannot be generic: it is stored as one function pointer; write one function per type"
+        ));
+    } else if let Some(clause) = &sig.generics.where_clause {
+        errors.spanned(
+            clause,
+            format!("{what} cannot have a `where` clause: it cannot be generic"),
+        );
+    }
+}
+
+// Dispatch calls kernels synchronously and returns their value.
+fn not_async(sig: &Signature, what: &str, errors: &mut Errors) {
+    if let Some(token) = &sig.asyncness {
+        errors.spanned(
+            token,
+            format!("{what} cannot be `async`: dispatch calls it synchronously"),
+        );
+    }
+}
+
+// Kernels run at dispatch time through a function pointer; `const` would promise what dispatch
+// cannot keep.
+fn not_const(sig: &Signature, what: &str, errors: &mut Errors) {
+    if let Some(token) = &sig.constness {
+        errors.spanned(
+            token,
+            format!("{what} cannot be `const`: it is called through dispatch at run time"),
+        );
+    }
+}
+
+// The table stores safe function pointers; calling an `unsafe fn` needs a proof dispatch lacks.
+fn not_unsafe(sig: &Signature, what: &str, errors: &mut Errors) {
+    if let Some(token) = &sig.unsafety {
+        errors.spanned(token, format!(
+            "{what} cannot be `unsafe`: dispatch calls it as a safe function; keep `unsafe` blocks inside the body"
+        ));
+    }
+}
+
+// Table slots use the Rust ABI.
+fn no_abi(sig: &Signature, what: &str, errors: &mut Errors) {
+    if let Some(abi) = &sig.abi {
+        errors.spanned(
+            abi,
+            format!("{what} cannot have an `extern` ABI: dispatch uses the Rust ABI"),
+        );
+    }
+}
+
+// A function pointer has a fixed arity.
+fn not_variadic(sig: &Signature, what: &str, errors: &mut Errors) {
+    if let Some(variadic) = &sig.variadic {
+        errors.spanned(
+            variadic,
+            format!("{what} cannot be variadic: an op has a fixed number of arguments"),
+        );
+    }
+}
+
+// Ops and kernels are free functions.
+fn no_receiver(sig: &Signature, what: &str, errors: &mut Errors) {
+    if let Some(FnArg::Receiver(receiver)) = sig.inputs.first() {
+        errors.spanned(
+            receiver,
+            format!("{what} cannot take `self`: write a free function"),
+        );
+    }
+}
+
+// `impl Trait` in argument position is a hidden generic parameter.
+fn no_impl_trait(sig: &Signature, what: &str, errors: &mut Errors) {
+    let types = sig.inputs.iter().filter_map(|arg| match arg {
+        FnArg::Typed(pat) => Some(&*pat.ty),
+        FnArg::Receiver(_) => None,
+    });
+    let output = match &sig.output {
+        ReturnType::Type(_, ty) => Some(&**ty),
+        ReturnType::Default => None,
+    };
+    for ty in types.chain(output) {
+        if let Type::ImplTrait(t) = ty {
+            errors.spanned(t, format!("{what} cannot use `impl Trait`: it is stored as one function pointer; name the type"));
+        }
+    }
+}
+
+/// Whether the return type is spelled `…Result<…>`: such a kernel may fail with a `DispatchError`.
+pub fn returns_result(output: &ReturnType) -> bool {
+    match output {
+        ReturnType::Type(_, ty) => match &**ty {
+            Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "Result"),
+            _ => false,
+        },
+        ReturnType::Default => false,
+    }
+}

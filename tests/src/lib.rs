@@ -1,0 +1,1 @@
+//! Hosts the integration tests (`tests/`) and the compile-fail suite (`tests/ui/`).
