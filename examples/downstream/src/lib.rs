@@ -1,1 +1,110 @@
-//! placeholder
+//! A downstream crate, as a user of switchyard would write one. It
+//!
+//! - declares an op switchyard knows nothing of ([`scale`]) and gives it a CPU kernel;
+//! - adds a device: a toy backend on [`DispatchKey::PrivateUse1`] whose tensors keep their values
+//!   in a storage type of its own ([`ToyStorage`]), as a GPU backend keeps a buffer;
+//! - registers kernels for standard ops it does not own (`add`, `mul`) on that device.
+//!
+//! No central list was edited: the registrations are linkme statics, found at first use.
+//!
+//! ```
+//! use switchyard::ops::add;
+//! use switchyard::{Device, Tensor};
+//! use switchyard_example_downstream::{scale, to_toy};
+//!
+//! let x = to_toy(&Tensor::vector(&[1.0, 2.0])).unwrap();
+//! let y = add(&x, &x); // runs this crate's kernel: x is on the toy device
+//! assert_eq!(y.device(), Device::PrivateUse1);
+//! assert_eq!(scale(&y, 10.0).to_vec(), [20.0, 40.0]);
+//! ```
+
+#![warn(missing_docs)]
+
+use switchyard::ops::{add, mul};
+use switchyard::{BackendStorage, Device, DispatchError, DispatchKey, Result, Tensor, kernel, op};
+
+/// The toy device's key, as a constant: kernels may name a key by path.
+pub const TOY: DispatchKey = DispatchKey::PrivateUse1;
+
+/// `x * factor`, elementwise. Declared in this crate; switchyard's own crates know nothing of it.
+#[op(name = "downstream::scale")]
+pub fn scale(x: &Tensor, factor: f32) -> Tensor;
+
+#[kernel(op = "scale", key = CpuNaive)]
+fn scale_cpu(x: &Tensor, factor: f32) -> Result<Tensor> {
+    let values = x
+        .cpu_data()
+        .ok_or_else(|| DispatchError::kernel("downstream::scale", "expected a CPU tensor"))?;
+    Tensor::from_vec(values.iter().map(|v| v * factor).collect(), x.shape())
+}
+
+/// The values of a tensor on the toy device.
+#[derive(Debug)]
+pub struct ToyStorage {
+    values: Vec<f32>,
+}
+
+impl BackendStorage for ToyStorage {
+    fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    fn to_host(&self) -> Result<Vec<f32>> {
+        Ok(self.values.clone())
+    }
+}
+
+/// Copies a tensor to the toy device.
+pub fn to_toy(x: &Tensor) -> Result<Tensor> {
+    Tensor::from_backend(
+        ToyStorage {
+            values: x.try_to_vec()?,
+        },
+        x.shape(),
+        Device::PrivateUse1,
+    )
+}
+
+fn toy_values<'t>(op: &'static str, x: &'t Tensor) -> Result<&'t [f32]> {
+    x.backend_storage::<ToyStorage>()
+        .map(|s| s.values.as_slice())
+        .ok_or_else(|| {
+            DispatchError::kernel(
+                op,
+                format!("expected a toy tensor, got one on {}", x.device()),
+            )
+        })
+}
+
+fn toy_binary(op: &'static str, x: &Tensor, y: &Tensor, f: fn(f32, f32) -> f32) -> Result<Tensor> {
+    if x.shape() != y.shape() {
+        return Err(DispatchError::shape(
+            op,
+            format!("{:?} vs {:?}", x.shape(), y.shape()),
+        ));
+    }
+    let (xs, ys) = (toy_values(op, x)?, toy_values(op, y)?);
+    let values = xs.iter().zip(ys).map(|(a, b)| f(*a, *b)).collect();
+    Tensor::from_backend(ToyStorage { values }, x.shape(), Device::PrivateUse1)
+}
+
+#[kernel(op = "add", key = PrivateUse1)]
+fn add_toy(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    toy_binary("add", x, y, |a, b| a + b)
+}
+
+// The SCREAMING_CASE spelling of a key works too.
+#[kernel(op = "mul", key = PRIVATE_USE1)]
+fn mul_toy(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    toy_binary("mul", x, y, |a, b| a * b)
+}
+
+// A key given as a path to a `DispatchKey` constant.
+#[kernel(op = "scale", key = crate::TOY)]
+fn scale_toy(x: &Tensor, factor: f32) -> Result<Tensor> {
+    let values = toy_values("downstream::scale", x)?
+        .iter()
+        .map(|v| v * factor)
+        .collect();
+    Tensor::from_backend(ToyStorage { values }, x.shape(), Device::PrivateUse1)
+}

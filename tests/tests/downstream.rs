@@ -1,0 +1,108 @@
+//! Registration across crates: a downstream crate's op and its kernels for ops it does not own
+//! are found without any central list.
+
+use switchyard::ops::{add, mul};
+use switchyard::{Device, DispatchKey, SlotOrigin, Tensor, find_op};
+use switchyard_backends as _;
+use switchyard_example_downstream::{scale, to_toy};
+
+#[test]
+fn downstream_op_runs_on_cpu_and_toy_device() {
+    let x = Tensor::vector(&[1.0, -2.0]);
+    assert_eq!(scale(&x, 3.0).to_vec(), [3.0, -6.0]);
+    let toy = to_toy(&x).unwrap();
+    let scaled = scale(&toy, 3.0);
+    assert_eq!(scaled.device(), Device::PrivateUse1);
+    assert_eq!(scaled.to_vec(), [3.0, -6.0]);
+}
+
+#[test]
+fn downstream_kernels_for_standard_ops_are_found() {
+    let toy = to_toy(&Tensor::vector(&[1.0, 2.0])).unwrap();
+    let sum = add(&toy, &toy);
+    assert_eq!(
+        sum.device(),
+        Device::PrivateUse1,
+        "the toy kernel ran, not a CPU one"
+    );
+    assert_eq!(mul(&sum, &toy).to_vec(), [2.0, 8.0]);
+
+    let registrations = switchyard::ops::add::handle().registrations();
+    let toy_kernel = registrations
+        .iter()
+        .find(|(key, _)| *key == DispatchKey::PrivateUse1)
+        .unwrap();
+    assert_eq!(toy_kernel.1.name, "add_toy");
+    assert_eq!(
+        toy_kernel.1.location.crate_name(),
+        "switchyard_example_downstream"
+    );
+    let cpu_kernel = registrations
+        .iter()
+        .find(|(key, _)| *key == DispatchKey::CpuNaive)
+        .unwrap();
+    assert_eq!(cpu_kernel.1.location.crate_name(), "switchyard_backends");
+}
+
+#[test]
+fn ops_are_found_by_name_with_schema_and_table() {
+    let scale = find_op("downstream::scale").expect("the downstream op is registered");
+    assert_eq!(
+        scale.schema(),
+        "downstream::scale(x: Tensor, factor: float) -> Tensor"
+    );
+    assert_eq!(
+        scale.location().crate_name(),
+        "switchyard_example_downstream"
+    );
+    assert!(find_op("no_such_op").is_none());
+
+    let mul = find_op("mul").unwrap();
+    assert_eq!(mul.schema(), "mul(x: Tensor, y: Tensor) -> Tensor");
+    assert_eq!(
+        mul.slot(DispatchKey::CpuSimd).unwrap(),
+        SlotOrigin::Fallthrough
+    );
+    assert!(
+        matches!(mul.slot(DispatchKey::CpuNaive).unwrap(), SlotOrigin::Kernel(meta) if meta.name == "mul_naive")
+    );
+    assert!(
+        matches!(mul.slot(DispatchKey::PrivateUse1).unwrap(), SlotOrigin::Kernel(meta) if meta.name == "mul_toy")
+    );
+    assert_eq!(mul.slot(DispatchKey::Wgpu).unwrap(), SlotOrigin::Missing);
+    let table = mul.table_dump();
+    assert!(
+        table.contains("CpuSimd              fallthrough"),
+        "{table}"
+    );
+    assert!(table.contains("backends/src/cpu/naive.rs:"), "{table}");
+}
+
+#[test]
+fn dump_lists_ops_schemas_and_provenance() {
+    let dump = switchyard::dump();
+    assert!(
+        dump.contains("add(x: Tensor, y: Tensor) -> Tensor"),
+        "{dump}"
+    );
+    assert!(
+        dump.contains("full(shape: int[], value: float, device: Device) -> Tensor"),
+        "{dump}"
+    );
+    assert!(
+        dump.contains("add_naive from switchyard_backends at backends/src/cpu/naive.rs:"),
+        "{dump}"
+    );
+    assert!(
+        dump.contains(
+            "add_toy from switchyard_example_downstream at examples/downstream/src/lib.rs:"
+        ),
+        "{dump}"
+    );
+    assert!(dump.contains("fallback CpuSimd"), "{dump}");
+    for op in [
+        "add", "sub", "mul", "div", "neg", "relu", "exp", "sum", "mean", "matmul", "full",
+    ] {
+        assert!(find_op(op).is_some(), "standard op {op} is registered");
+    }
+}
