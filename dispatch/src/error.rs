@@ -98,7 +98,8 @@ pub enum ErrorKind {
 /// Why a call could not run. Plain op calls panic with this error's message; the `try_` form of
 /// every op returns it.
 ///
-/// The error is one pointer wide, so `Result<Tensor, DispatchError>` travels in registers.
+/// The error is one pointer wide, so `Result<Tensor, DispatchError>` is a (tag, pointer) pair that
+/// travels in registers.
 #[derive(Clone, PartialEq)]
 pub struct DispatchError {
     kind: Box<ErrorKind>,
@@ -246,10 +247,11 @@ mod tests {
     #[test]
     fn error_is_one_pointer_and_result_stays_small() {
         assert_eq!(size_of::<DispatchError>(), size_of::<usize>());
+        assert_eq!(size_of::<crate::Tensor>(), size_of::<usize>());
         assert_eq!(
             size_of::<Result<crate::Tensor, DispatchError>>(),
-            size_of::<crate::Tensor>(),
-            "the error rides in the tensor's niche"
+            2 * size_of::<usize>(),
+            "a (tag, pointer) pair, returned in two registers"
         );
     }
 

@@ -14,18 +14,47 @@ pub struct LocalKeys {
     pub excluded: DispatchKeySet,
 }
 
+/// What the hot path reads: the include set, and the *complement* of the exclude set, so that
+/// applying both is `(keys | included) & kept` with no negation.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LocalMasks {
+    pub(crate) included: u64,
+    pub(crate) kept: u64,
+}
+
 thread_local! {
     // `const` init and a `Copy` payload: no lazy-init check and no destructor, so reading this on
-    // the hot path is a single thread-pointer-relative load.
-    static LOCAL: Cell<LocalKeys> = const {
-        Cell::new(LocalKeys { included: DispatchKeySet::EMPTY, excluded: DispatchKeySet::EMPTY })
-    };
+    // the hot path is two thread-pointer-relative loads.
+    static LOCAL: Cell<LocalMasks> = const { Cell::new(LocalMasks { included: 0, kept: !0 }) };
+}
+
+/// The hot path's view of the thread's sets.
+#[inline(always)]
+pub(crate) fn local_masks() -> LocalMasks {
+    LOCAL.with(Cell::get)
+}
+
+impl From<LocalMasks> for LocalKeys {
+    fn from(masks: LocalMasks) -> Self {
+        LocalKeys {
+            included: DispatchKeySet::from_bits_retain(masks.included),
+            excluded: DispatchKeySet::from_bits_retain(!masks.kept),
+        }
+    }
+}
+
+impl From<LocalKeys> for LocalMasks {
+    fn from(keys: LocalKeys) -> Self {
+        LocalMasks {
+            included: keys.included.bits(),
+            kept: !keys.excluded.bits(),
+        }
+    }
 }
 
 /// The calling thread's include and exclude sets.
-#[inline(always)]
 pub fn local_keys() -> LocalKeys {
-    LOCAL.with(Cell::get)
+    local_masks().into()
 }
 
 /// Restores the thread's previous include/exclude sets when dropped.
@@ -45,7 +74,7 @@ impl KeyGuard {
     fn install(change: impl FnOnce(LocalKeys) -> LocalKeys) -> KeyGuard {
         let previous = local_keys();
         let installed = change(previous);
-        LOCAL.with(|cell| cell.set(installed));
+        LOCAL.with(|cell| cell.set(installed.into()));
         KeyGuard {
             previous,
             installed,
@@ -64,7 +93,7 @@ impl Drop for KeyGuard {
                 self.installed, current
             );
         }
-        LOCAL.with(|cell| cell.set(self.previous));
+        LOCAL.with(|cell| cell.set(self.previous.into()));
     }
 }
 

@@ -11,7 +11,7 @@ use linkme::DistributedSlice;
 use crate::device::Device;
 use crate::error::{DispatchError, ErrorKind, Location};
 use crate::key::{DispatchKey, DispatchKeySet, NUM_KEYS};
-use crate::local::local_keys;
+use crate::local::local_masks;
 use crate::registry::{KernelMeta, KernelRegistration, SWITCHYARD_OPS as OPS, fallthrough_keys};
 
 /// What an op is: its name, schema and where it was declared.
@@ -104,19 +104,39 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         &self.info
     }
 
-    /// The kernel for a call whose arguments carry `arg_keys`: the hot path of every op call.
+    /// The hot path of every op call: the kernel for a call whose arguments carry `arg_keys`, or
+    /// `None` when anything is unusual (table not built yet, devices mixed, no kernel).
     ///
     /// `(arg_keys ∪ included) − excluded`, masked to the op's non-fallthrough keys, highest bit,
-    /// one load.
+    /// one load. It calls nothing, so the generated caller needs no stack frame; on `None` the
+    /// caller tail-calls its cold path, which uses [`OpTable::lookup`] to build or explain.
     #[inline(always)]
+    pub fn probe(&'static self, arg_keys: DispatchKeySet) -> Option<F> {
+        let table = self.table.get()?;
+        let families = arg_keys.bits() & FAMILY_BITS;
+        if families & families.wrapping_sub(1) != 0 {
+            return None;
+        }
+        let local = local_masks();
+        let masked = (arg_keys.bits() | local.included) & local.kept & table.mask;
+        if masked == 0 {
+            return None;
+        }
+        table.slots[(63 - masked.leading_zeros()) as usize % SLOTS]
+    }
+
+    /// The kernel for a call whose arguments carry `arg_keys`, building the table on first use,
+    /// or the error that explains why there is none. Same result as [`OpTable::probe`] where that
+    /// finds a kernel.
+    #[inline]
     pub fn lookup(&'static self, arg_keys: DispatchKeySet) -> Result<F, DispatchError> {
         let table = self.table();
         let families = arg_keys.bits() & FAMILY_BITS;
         if families & families.wrapping_sub(1) != 0 {
             return Err(self.device_mismatch(arg_keys));
         }
-        let local = local_keys();
-        let keys = (arg_keys.bits() | local.included.bits()) & !local.excluded.bits();
+        let local = local_masks();
+        let keys = (arg_keys.bits() | local.included) & local.kept;
         self.select(table, keys, arg_keys)
     }
 

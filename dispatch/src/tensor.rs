@@ -33,6 +33,7 @@ enum Storage {
 
 #[derive(Debug)]
 struct TensorInner {
+    keys: DispatchKeySet,
     shape: Box<[usize]>,
     dtype: DType,
     device: Device,
@@ -41,11 +42,11 @@ struct TensorInner {
 
 /// An n-dimensional array of `f32`, cheap to clone (the data is shared).
 ///
-/// The dispatch key set sits inline, next to the shared pointer, so that reading it during
-/// dispatch is one load from the `&Tensor` the op received.
+/// A tensor is one pointer wide. That makes `Result<Tensor, DispatchError>` a (tag, pointer)
+/// pair, which kernels return in registers; keeping the key set inline instead (one load less
+/// per argument) made the result a 16-byte aggregate returned through memory, which cost more.
 #[derive(Clone)]
 pub struct Tensor {
-    keys: DispatchKeySet,
     inner: Arc<TensorInner>,
 }
 
@@ -56,8 +57,8 @@ fn numel_of(shape: &[usize]) -> usize {
 impl Tensor {
     fn build(shape: &[usize], device: Device, storage: Storage) -> Tensor {
         Tensor {
-            keys: device.keys(),
             inner: Arc::new(TensorInner {
+                keys: device.keys(),
                 shape: shape.into(),
                 dtype: DType::F32,
                 device,
@@ -134,7 +135,7 @@ impl Tensor {
     /// The dispatch keys this tensor contributes to a call.
     #[inline(always)]
     pub fn keys(&self) -> DispatchKeySet {
-        self.keys
+        self.inner.keys
     }
 
     /// The extent of each dimension.
@@ -206,7 +207,7 @@ impl fmt::Debug for Tensor {
             self.shape(),
             self.dtype(),
             self.device(),
-            self.keys
+            self.keys()
         )?;
         fmt::Display::fmt(self, f)?;
         f.write_str(")")

@@ -123,6 +123,8 @@ fn stub(op: &OpFn, compile_errors: TokenStream) -> TokenStream {
     let OpFn {
         attrs, vis, sig, ..
     } = op;
+    let mut sig = sig.clone();
+    sig::drop_variadic(&mut sig);
     quote! {
         #compile_errors
         #(#attrs)*
@@ -186,8 +188,10 @@ fn generate(
         #[inline]
         #vis fn #try_ident(#inputs) -> #result {
             let keys = #private::DispatchKeySet::EMPTY #(#keys)*;
-            let kernel = #ident::__OP.lookup(keys)?;
-            kernel(#(#names),*)
+            match #ident::__OP.probe(keys) {
+                ::core::option::Option::Some(kernel) => kernel(#(#names),*),
+                ::core::option::Option::None => #ident::__cold_call(keys, #(#names),*),
+            }
         }
 
         #composite_fn
@@ -229,6 +233,17 @@ fn generate(
             #[inline]
             pub fn redispatch(keys: #private::DispatchKeySet, #(#names: #types),*) -> #result {
                 let kernel = __OP.redispatch(keys)?;
+                kernel(#(#names),*)
+            }
+
+            /// The call when the fast probe found no kernel: builds the table on first use, or
+            /// returns the error that explains the failure. Out of line, so that the hot path
+            /// reaches it by a tail call and keeps no stack frame of its own.
+            #[doc(hidden)]
+            #[cold]
+            #[inline(never)]
+            pub fn __cold_call(keys: #private::DispatchKeySet, #(#names: #types),*) -> #result {
+                let kernel = __OP.lookup(keys)?;
                 kernel(#(#names),*)
             }
 

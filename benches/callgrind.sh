@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Instructions per call of the trivial two-tensor op, direct and dispatched, counted by callgrind.
+# Counts at two N are subtracted, so start-up and first-use table building cancel out.
+# Usage: benches/callgrind.sh   (from the workspace root; needs valgrind)
+set -euo pipefail
+cargo build --release -q -p switchyard-benches --bin dispatch_calls
+bin=target/release/dispatch_calls
+count() { # mode calls -> total instructions
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$1" "$2" 2>&1 |
+    sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+small=1000000
+large=2000000
+declare -A per_call
+for mode in direct dispatched; do
+  a=$(count "$mode" "$small")
+  b=$(count "$mode" "$large")
+  per_call[$mode]=$(( (b - a) / (large - small) ))
+  echo "$mode: $(( b - a )) instructions for $(( large - small )) calls = ${per_call[$mode]} per call"
+done
+echo "dispatch overhead: $(( per_call[dispatched] - per_call[direct] )) instructions per call"
