@@ -96,3 +96,8 @@ pub use tensor::{BackendStorage, Tensor};
 
 /// `Result` with [`DispatchError`]: what a fallible kernel returns.
 pub type Result<T> = core::result::Result<T, DispatchError>;
+
+/// The README's examples, compiled and run as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
