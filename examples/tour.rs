@@ -4,7 +4,9 @@
 //! and a device from a downstream crate, prints what is registered, and shows the errors users
 //! see.
 
-use switchyard::ops::{add, exp, full, matmul, mean, mul, relu, sum, try_add, try_full, try_matmul};
+use switchyard::ops::{
+    add, exp, full, matmul, mean, mul, relu, sum, try_add, try_full, try_matmul,
+};
 use switchyard::{Device, DispatchKey, Tensor, find_op};
 use switchyard_backends as _; // links the CPU kernels: without this line the linker drops them
 use switchyard_example_downstream::{scale, to_toy};
@@ -20,21 +22,28 @@ fn section(title: &str) {
 
 fn main() {
     section("an algorithm written once: loss(x, y) = mean(mul(x, y))");
-    let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).expect("6 values fill [2, 3]");
+    let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])
+        .expect("6 values fill [2, 3]");
     let y = Tensor::from_fn(&[2, 3], |i| 0.5 * i as f32);
     println!("x = {x}\ny = {y}");
     println!("loss(x, y) = {}", loss(&x, &y));
 
     section("more standard ops");
     println!("add(x, y)      = {}", add(&x, &y));
-    println!("relu(x - 3)    = {}", relu(&add(&x, &full(&[2, 3], -3.0, Device::Cpu))));
+    println!(
+        "relu(x - 3)    = {}",
+        relu(&add(&x, &full(&[2, 3], -3.0, Device::Cpu)))
+    );
     println!("exp(y)         = {}", exp(&y));
     println!("sum(x)         = {}", sum(&x));
     let w = Tensor::from_fn(&[3, 2], |i| if i % 3 == 0 { 1.0 } else { 0.0 });
     println!("matmul(x, w)   = {}   (w = {w})", matmul(&x, &w));
 
     section("which kernel ran? the computed table of `mul`");
-    print!("{}", find_op("mul").expect("mul is a standard op").table_dump());
+    print!(
+        "{}",
+        find_op("mul").expect("mul is a standard op").table_dump()
+    );
     println!("(no SIMD kernel is linked yet, so CpuSimd falls through to CpuNaive)");
 
     section("a guard changes what runs: exclude(CpuSimd) forces the naive backend");
@@ -49,8 +58,15 @@ fn main() {
     let toy_x = to_toy(&x).expect("copying to the toy device");
     println!("scale(x, 10) on cpu          = {}", scale(&x, 10.0));
     let on_toy = add(&toy_x, &toy_x);
-    println!("add(x, x) on {}     = {on_toy}   (kernel from the downstream crate)", on_toy.device());
-    println!("scale(x, 10) on {}  = {}", toy_x.device(), scale(&toy_x, 10.0));
+    println!(
+        "add(x, x) on {}     = {on_toy}   (kernel from the downstream crate)",
+        on_toy.device()
+    );
+    println!(
+        "scale(x, 10) on {}  = {}",
+        toy_x.device(),
+        scale(&toy_x, 10.0)
+    );
 
     section("what is registered: dump()");
     print!("{}", switchyard::dump());
@@ -65,5 +81,7 @@ fn main() {
     for error in errors.into_iter().filter_map(Result::err) {
         println!("error: {error}");
     }
-    println!("\n(plain calls such as `add(&x, &toy_x)` panic with the same message; `try_` forms return it)");
+    println!(
+        "\n(plain calls such as `add(&x, &toy_x)` panic with the same message; `try_` forms return it)"
+    );
 }

@@ -97,7 +97,10 @@ mod tests {
     #[test]
     fn containers_union_their_items() {
         let cpu = Tensor::scalar(1.0);
-        assert_eq!((&cpu).dispatch_keys(), DispatchKeySet::CPU);
+        assert_eq!(
+            <&Tensor as DispatchArg>::dispatch_keys(&&cpu),
+            DispatchKeySet::CPU
+        );
         assert_eq!(Some(&cpu).dispatch_keys(), DispatchKeySet::CPU);
         assert_eq!(None::<&Tensor>.dispatch_keys(), DispatchKeySet::EMPTY);
         assert_eq!(

@@ -79,9 +79,18 @@ pub fn list(names: &[&str]) -> String {
         .join(", ")
 }
 
+/// The value without the invisible group that a `macro_rules!` fragment (`$x:path`,
+/// `$x:literal`) arrives in.
+fn ungrouped(value: &Expr) -> &Expr {
+    match value {
+        Expr::Group(group) => ungrouped(&group.expr),
+        other => other,
+    }
+}
+
 /// The value as a string literal, if it is one.
 pub fn as_str(value: &Expr) -> Option<&LitStr> {
-    match value {
+    match ungrouped(value) {
         Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..
         }) => Some(s),
@@ -91,7 +100,7 @@ pub fn as_str(value: &Expr) -> Option<&LitStr> {
 
 /// The value as a path, if it is one.
 pub fn as_path(value: &Expr) -> Option<&Path> {
-    match value {
+    match ungrouped(value) {
         Expr::Path(ExprPath {
             qself: None, path, ..
         }) => Some(path),

@@ -6,7 +6,8 @@
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote, quote_spanned};
-use syn::{ItemFn, LitStr, Path};
+use syn::spanned::Spanned;
+use syn::{ItemFn, LitStr, Path, parse_quote_spanned};
 
 use crate::args::{self, Args};
 use crate::ctxt::Errors;
@@ -15,10 +16,11 @@ use crate::{keys, sig};
 
 // ---- ast ----
 
-/// The parsed attribute: which op, which key, where switchyard lives.
+/// The parsed attribute: which op, which key, where switchyard lives. `op` and `key` are `None`
+/// only when an error says why.
 struct KernelAttr {
-    op: Path,
-    key: TokenStream,
+    op: Option<Path>,
+    key: Option<TokenStream>,
     krate: Path,
 }
 
@@ -60,17 +62,13 @@ fn key(args: &mut Args, private: &TokenStream, errors: &mut Errors) -> Option<To
     keys::key_expr(&arg.value, "kernel", private, errors)
 }
 
-fn parse_attr(attr: TokenStream, errors: &mut Errors) -> Option<KernelAttr> {
+fn parse_attr(attr: TokenStream, errors: &mut Errors) -> KernelAttr {
     let mut args = Args::parse(attr, "kernel", ALLOWED, errors);
     let krate = args::crate_path(&mut args, errors);
     let private = quote!(#krate::__private_v1);
     let op = op_path(&mut args, errors);
     let key = key(&mut args, &private, errors);
-    Some(KernelAttr {
-        op: op?,
-        key: key?,
-        krate,
-    })
+    KernelAttr { op, key, krate }
 }
 
 // ---- expand ----
@@ -88,30 +86,58 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let attr = parse_attr(attr, &mut errors);
     sig::check_common(&function.sig, "a `#[kernel]`", &mut errors);
     match (errors.finish(), attr) {
-        (None, Some(attr)) => generate(&function, &attr),
-        // Still emit the function (unregistered), so its callers and IDEs stay quiet.
-        (compile_errors, _) => quote!(#compile_errors #function),
+        (
+            None,
+            KernelAttr {
+                op: Some(op),
+                key: Some(key),
+                krate,
+            },
+        ) => generate(&function, &op, &key, &krate),
+        (compile_errors, attr) => {
+            let function = fallback(function, attr.op.as_ref());
+            quote!(#compile_errors #function)
+        }
     }
 }
 
-fn generate(function: &ItemFn, attr: &KernelAttr) -> TokenStream {
-    let KernelAttr { op, key, krate } = attr;
+/// On error: the function, unregistered, so that its callers and IDEs stay quiet. It still names
+/// the op, so that the user's `use` of it is not reported unused (or, if the op is unknown, that
+/// this is reported too); a C-variadic `...`, already reported, is dropped so rustc does not
+/// report it again.
+fn fallback(mut function: ItemFn, op: Option<&Path>) -> ItemFn {
+    sig::drop_variadic(&mut function.sig);
+    if let Some(op) = op {
+        // Names the op, so that the user's import of it counts as used, and rustc reports an
+        // unknown op on its token, at import resolution (with the other errors, not after them).
+        let statement = parse_quote_spanned!(op.span()=> #[allow(unused_imports)] use #op as _;);
+        function.block.stmts.insert(0, statement);
+    }
+    function
+}
+
+fn generate(function: &ItemFn, op: &Path, key: &TokenStream, krate: &Path) -> TokenStream {
     let private = quote!(#krate::__private_v1);
     let ident = &function.sig.ident;
     let name = LitStr::new(&ident.to_string(), ident.span());
     let reference = signature_spanned_reference(function);
     let location = location(&private, ident.span());
-    let (signature, kernel_trait, adapted) = if sig::returns_result(&function.sig.output) {
+    // The op's items are imported once, so that an unknown op is one error, not one per use.
+    let (imports, adapted) = if sig::returns_result(&function.sig.output) {
         (
-            quote!(#op::FallibleSignature),
-            quote!(#op::__FallibleKernel),
-            quote!(<Kernel as #op::__FallibleKernel>::KERNEL),
+            quote!(#op::{
+                FallibleSignature, FallibleSignature as OpSignature, __FallibleKernel as OpKernel,
+                __KERNELS as OP_KERNELS,
+            }),
+            quote!(<Kernel as OpKernel>::KERNEL),
         )
     } else {
         (
-            quote!(#op::Signature),
-            quote!(#op::__Kernel),
-            quote!(#op::__lift::<Kernel>),
+            quote!(#op::{
+                FallibleSignature, Signature as OpSignature, __Kernel as OpKernel, __lift,
+                __KERNELS as OP_KERNELS,
+            }),
+            quote!(__lift::<Kernel>),
         )
     };
     quote! {
@@ -119,14 +145,18 @@ fn generate(function: &ItemFn, attr: &KernelAttr) -> TokenStream {
 
         #[allow(unsafe_code)] // linkme's `link_section`
         const _: () = {
+            use #imports;
+
             struct Kernel;
-            impl #kernel_trait for Kernel {
-                const KERNEL: #signature = #reference;
+            impl OpKernel for Kernel {
+                // `*&kernel_fn` carries the user's spans, so clippy would lint it as theirs.
+                #[allow(clippy::deref_addrof)]
+                const KERNEL: OpSignature = #reference;
             }
 
-            #[#private::linkme::distributed_slice(#op::__KERNELS)]
+            #[#private::linkme::distributed_slice(OP_KERNELS)]
             #[linkme(crate = #private::linkme)]
-            static REGISTRATION: #private::KernelRegistration<#op::FallibleSignature> =
+            static REGISTRATION: #private::KernelRegistration<FallibleSignature> =
                 #private::KernelRegistration {
                     key: #key,
                     kernel: #adapted,

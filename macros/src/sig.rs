@@ -23,7 +23,7 @@ pub fn check_common(sig: &Signature, what: &str, errors: &mut Errors) {
 fn not_generic(sig: &Signature, what: &str, errors: &mut Errors) {
     if !sig.generics.params.is_empty() {
         errors.spanned(&sig.generics, format!(
-            "{what} cannot be generic: it is stored as one function pointer; write one function per type"
+            "{what} cannot be generic: an op has one signature and its kernels are stored as function pointers of that signature; write one per type"
         ));
     } else if let Some(clause) = &sig.generics.where_clause {
         errors.spanned(
@@ -108,6 +108,12 @@ fn no_impl_trait(sig: &Signature, what: &str, errors: &mut Errors) {
             errors.spanned(t, format!("{what} cannot use `impl Trait`: it is stored as one function pointer; name the type"));
         }
     }
+}
+
+/// Removes a C-variadic `...` from a signature that is emitted again after an error: `not_variadic`
+/// has reported it, and rustc would report it twice more.
+pub fn drop_variadic(sig: &mut Signature) {
+    sig.variadic = None;
 }
 
 /// Whether the return type is spelled `…Result<…>`: such a kernel may fail with a `DispatchError`.

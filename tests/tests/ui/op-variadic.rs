@@ -1,0 +1,6 @@
+use switchyard::{Tensor, op};
+
+#[op(name = "concat")]
+pub fn concat(first: &Tensor, rest: ...) -> Tensor;
+
+fn main() {}
