@@ -12,10 +12,11 @@ count() { # mode calls -> total instructions
 small=1000000
 large=2000000
 declare -A per_call
-for mode in direct dispatched; do
+for mode in pick_direct pick_dispatched ranks_direct ranks_dispatched; do
   a=$(count "$mode" "$small")
   b=$(count "$mode" "$large")
   per_call[$mode]=$(( (b - a) / (large - small) ))
   echo "$mode: $(( b - a )) instructions for $(( large - small )) calls = ${per_call[$mode]} per call"
 done
-echo "dispatch overhead: $(( per_call[dispatched] - per_call[direct] )) instructions per call"
+echo "dispatch overhead, tensor-returning kernel: $(( per_call[pick_dispatched] - per_call[pick_direct] )) instructions per call"
+echo "dispatch overhead, number-returning kernel: $(( per_call[ranks_dispatched] - per_call[ranks_direct] )) instructions per call"

@@ -1,5 +1,9 @@
-//! Shared pieces of the benchmarks: a trivial two-tensor op, its kernel, and the same function
+//! Shared pieces of the benchmarks: trivial two-tensor ops, their kernels, and the same bodies
 //! called directly, so that the difference between the two is the cost of dispatch alone.
+//!
+//! Two shapes of trivial kernel: `pick` returns a tensor (an atomic reference-count increment,
+//! whose latency can hide the dispatcher's instructions), `ranks` returns a number (no atomics,
+//! so the dispatcher's cost shows in full).
 
 use switchyard::{Tensor, kernel, op};
 use switchyard_backends as _;
@@ -19,4 +23,19 @@ fn pick_kernel(x: &Tensor, _y: &Tensor) -> Tensor {
 #[inline(never)]
 pub fn pick_direct(x: &Tensor, _y: &Tensor) -> Tensor {
     x.clone()
+}
+
+/// A two-tensor op whose kernel only reads: the sum of the two tensors' ranks.
+#[op(name = "bench::ranks")]
+pub fn ranks(x: &Tensor, y: &Tensor) -> usize;
+
+#[kernel(op = "ranks", key = CpuNaive)]
+fn ranks_kernel(x: &Tensor, y: &Tensor) -> usize {
+    x.dim() + y.dim()
+}
+
+/// The same body as a plain function, not inlined: the baseline for `ranks`.
+#[inline(never)]
+pub fn ranks_direct(x: &Tensor, y: &Tensor) -> usize {
+    x.dim() + y.dim()
 }

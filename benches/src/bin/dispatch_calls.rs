@@ -1,37 +1,48 @@
-//! Makes N calls of the trivial op, dispatched or direct, for instruction counting:
+//! Makes N calls of a trivial op (`pick` or `ranks`), dispatched or direct, for instruction
+//! counting:
 //!
 //! ```text
-//! valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/dispatch_calls dispatched 1000000
+//! valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/dispatch_calls pick_dispatched 1000000
 //! ```
 //!
-//! `benches/callgrind.sh` runs it at two N for both modes and prints instructions per call; the
+//! `benches/callgrind.sh` runs it at two N for every mode and prints instructions per call; the
 //! difference of two N cancels start-up and table-build costs.
 
 use std::hint::black_box;
 
 use switchyard::Tensor;
-use switchyard_benches::{pick, pick_direct};
+use switchyard_benches::{pick, pick_direct, ranks, ranks_direct};
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let mode = args.next().unwrap_or_else(|| "dispatched".to_owned());
+    let mode = args.next().unwrap_or_else(|| "pick_dispatched".to_owned());
     let calls: u64 = args
         .next()
         .and_then(|n| n.parse().ok())
         .unwrap_or(1_000_000);
     let x = Tensor::vector(&[1.0, 2.0]);
     let y = Tensor::vector(&[3.0, 4.0]);
-    let call: fn(&Tensor, &Tensor) -> Tensor = match mode.as_str() {
-        "direct" => |x, y| pick_direct(black_box(x), black_box(y)),
-        "dispatched" => |x, y| pick(black_box(x), black_box(y)),
+    match mode.as_str() {
+        "pick_direct" => repeat(calls, || drop(pick_direct(black_box(&x), black_box(&y)))),
+        "pick_dispatched" => repeat(calls, || drop(pick(black_box(&x), black_box(&y)))),
+        "ranks_direct" => repeat(calls, || {
+            drop(black_box(ranks_direct(black_box(&x), black_box(&y))))
+        }),
+        "ranks_dispatched" => repeat(calls, || {
+            drop(black_box(ranks(black_box(&x), black_box(&y))))
+        }),
         other => {
-            eprintln!("unknown mode `{other}`; expected `direct` or `dispatched`");
+            eprintln!(
+                "unknown mode `{other}`; expected pick_direct, pick_dispatched, ranks_direct or ranks_dispatched"
+            );
             std::process::exit(2);
         }
-    };
-    // Build the table outside the counted difference (it is built at the first call anyway).
-    drop(call(&x, &y));
+    }
+}
+
+fn repeat(calls: u64, mut call: impl FnMut()) {
+    // The first call builds the table; the two-N difference cancels it anyway.
     for _ in 0..calls {
-        drop(black_box(call(&x, &y)));
+        call();
     }
 }
