@@ -90,9 +90,97 @@ pub use handle::{OpHandle, dump, find_op, ops};
 pub use key::{DispatchKey, DispatchKeySet, KeyGroup, NUM_KEYS};
 pub use local::{KeyGuard, LocalKeys, exclude, include, local_keys, with_excluded};
 pub use registry::KernelMeta;
-pub use switchyard_macros::{kernel, op};
 pub use table::SlotOrigin;
 pub use tensor::{BackendStorage, Tensor};
+
+/// Declares an operator: `#[op(name = "mul")] pub fn mul(x: &Tensor, y: &Tensor) -> Tensor;`
+///
+/// Arguments: `name = "…"` (the op's name in `find_op`, dumps and errors; defaults to the
+/// function's name) and `crate = path` (where switchyard is, for crates that re-export it).
+///
+/// For `pub fn mul(…) -> T;` the macro generates, in the same module:
+/// - `mul(…) -> T`, the plain call; a failed dispatch panics with the error's message;
+/// - `try_mul(…) -> Result<T, DispatchError>`, which never panics on dispatch or kernel errors;
+/// - a module `mul` with `redispatch(keys, …)` (call the kernel for exactly `keys`, as a kernel
+///   does below its own key), `handle()` (name, schema, registrations, table), and the types
+///   every kernel is checked against: `Signature` and `FallibleSignature`.
+///
+/// A body, if given, is the op's *composite* kernel, written in terms of other ops: it serves
+/// every backend key that has no kernel of its own.
+///
+/// Rules, each a compile error on the offending token: every parameter is a plain name whose type
+/// implements [`DispatchArg`]; no generics, `async`, `const`, `unsafe`, `extern`, variadics or
+/// `self`; no `Result` return (the `try_` form is the fallible one). Declare ops at module level:
+/// the generated module reaches the op's types through `use super::*`.
+///
+/// ```
+/// use switchyard::{Tensor, kernel, op};
+///
+/// /// `x` with its elements in reverse order.
+/// #[op(name = "example::reversed")]
+/// pub fn reversed(x: &Tensor) -> Tensor;
+///
+/// #[kernel(op = "reversed", key = CpuNaive)]
+/// fn reversed_cpu(x: &Tensor) -> Tensor {
+///     let values = x.cpu_data().expect("a CPU kernel gets CPU tensors");
+///     Tensor::from_fn(x.shape(), |i| values[values.len() - 1 - i])
+/// }
+///
+/// /// An op with a body: its composite kernel, built from other ops.
+/// #[op]
+/// pub fn twice_reversed(x: &Tensor) -> Tensor {
+///     reversed(&reversed(x))
+/// }
+///
+/// fn main() {
+///     let x = Tensor::vector(&[1.0, 2.0, 3.0]);
+///     assert_eq!(reversed(&x).to_vec(), [3.0, 2.0, 1.0]);
+///     assert_eq!(twice_reversed(&x).to_vec(), [1.0, 2.0, 3.0]);
+///     assert_eq!(reversed::handle().schema(), "example::reversed(x: Tensor) -> Tensor");
+///     let on_cpu = switchyard::DispatchKeySet::CPU_NAIVE;
+///     assert_eq!(reversed::redispatch(on_cpu, &x).unwrap().to_vec(), [3.0, 2.0, 1.0]);
+/// }
+/// ```
+pub use switchyard_macros::op;
+
+/// Registers a kernel: `#[kernel(op = "mul", key = CpuSimd)] fn mul_simd(…) -> Tensor { … }`
+///
+/// Arguments:
+/// - `op`: the op, as a string naming it in scope (`"mul"`, `"ops::mul"`) or as a path
+///   (`switchyard::ops::mul`);
+/// - `key`: the [`DispatchKey`] served, by name in either spelling (`CpuSimd` or `CPU_SIMD`,
+///   `Tracing` or `TRACING`), or a path of two or more segments to a `DispatchKey` constant
+///   (`crate::MY_KEY`, for downstream keys);
+/// - `crate = path`: where switchyard is, for crates that re-export it.
+///
+/// The function must have the op's exact signature, or return `Result<T, DispatchError>` where
+/// the op returns `T` (a kernel that can fail, e.g. on a shape mismatch). Anything else does not
+/// compile, with the error on the kernel's signature. The function itself is left as written and
+/// can still be called directly.
+///
+/// One kernel per (op, key): a second is an error naming both `file:line`, reported by every
+/// call of the op. Kernels may live in any crate; the binary must name that crate once
+/// (`use my_kernels as _;`) or the linker drops it.
+///
+/// ```
+/// use switchyard::ops::relu;
+/// use switchyard::{DispatchError, DispatchKey, Tensor, kernel};
+///
+/// pub const MY_DEVICE: DispatchKey = DispatchKey::PrivateUse2;
+///
+/// // A fallible kernel for a standard op, at a key given by path. (The CPU kernels of the
+/// // standard ops live in `switchyard_backends`, which this example does not link.)
+/// #[kernel(op = "relu", key = crate::MY_DEVICE)]
+/// fn relu_my_device(x: &Tensor) -> Result<Tensor, DispatchError> {
+///     Err(DispatchError::kernel("relu", "my device is not plugged in"))
+/// }
+///
+/// fn main() {
+///     let registered = relu::handle().registrations();
+///     assert!(registered.iter().any(|(key, meta)| *key == MY_DEVICE && meta.name == "relu_my_device"));
+/// }
+/// ```
+pub use switchyard_macros::kernel;
 
 /// `Result` with [`DispatchError`]: what a fallible kernel returns.
 pub type Result<T> = core::result::Result<T, DispatchError>;

@@ -18,7 +18,7 @@ mod sig;
 
 use proc_macro::TokenStream;
 
-/// Declares an operator. See the `switchyard` crate docs.
+/// Declares an operator. Documented where it is re-exported: `switchyard::op`.
 #[proc_macro_attribute]
 pub fn op(args: TokenStream, item: TokenStream) -> TokenStream {
     op::expand(
@@ -29,7 +29,8 @@ pub fn op(args: TokenStream, item: TokenStream) -> TokenStream {
     .into()
 }
 
-/// Registers a kernel of an operator for one dispatch key. See the `switchyard` crate docs.
+/// Registers a kernel of an operator for one dispatch key. Documented where it is re-exported:
+/// `switchyard::kernel`.
 #[proc_macro_attribute]
 pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     kernel::expand(args.into(), item.into()).into()

@@ -169,7 +169,7 @@ fn generate(
     });
     let (composite_fn, composite) = composite(op);
     let doc_try = format!(
-        "Fallible form of [`{ident}`]: returns the dispatch or kernel error instead of panicking."
+        "Fallible form of [`{ident}()`]: returns the dispatch or kernel error instead of panicking."
     );
     let doc_mod = format!(
         "Dispatch internals of op `{name}`: [`redispatch`](self::redispatch), [`handle`](self::handle), \

@@ -1,6 +1,6 @@
 //! A downstream crate, as a user of switchyard would write one. It
 //!
-//! - declares an op switchyard knows nothing of ([`scale`]) and gives it a CPU kernel;
+//! - declares an op switchyard knows nothing of ([`scale()`]) and gives it a CPU kernel;
 //! - adds a device: a toy backend on [`DispatchKey::PrivateUse1`] whose tensors keep their values
 //!   in a storage type of its own ([`ToyStorage`]), as a GPU backend keeps a buffer;
 //! - registers kernels for standard ops it does not own (`add`, `mul`) on that device.
