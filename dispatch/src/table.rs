@@ -83,6 +83,20 @@ impl<F: 'static> fmt::Debug for OpTable<F> {
 /// `CpuSimd` too; so "more than one bit left" is "more than one device".
 const FAMILY_BITS: u64 = DispatchKeySet::BACKENDS.bits() & !DispatchKeySet::CPU_NAIVE.bits();
 
+/// Whether the arguments come from more than one device family.
+#[inline(always)]
+fn mixes_devices(arg_keys: DispatchKeySet) -> bool {
+    let families = arg_keys.bits() & FAMILY_BITS;
+    families & families.wrapping_sub(1) != 0
+}
+
+/// The call's keys: `(arg_keys ∪ thread included) − thread excluded`.
+#[inline(always)]
+fn with_local_keys(arg_keys: DispatchKeySet) -> u64 {
+    let local = local_masks();
+    (arg_keys.bits() | local.included) & local.kept
+}
+
 impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     /// A table to be built at first use from `kernels` (the op's linkme slice) and `composite`
     /// (the op's body, if it has one).
@@ -113,12 +127,10 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     #[inline(always)]
     pub fn probe(&'static self, arg_keys: DispatchKeySet) -> Option<F> {
         let table = self.table.get()?;
-        let families = arg_keys.bits() & FAMILY_BITS;
-        if families & families.wrapping_sub(1) != 0 {
+        if mixes_devices(arg_keys) {
             return None;
         }
-        let local = local_masks();
-        let masked = (arg_keys.bits() | local.included) & local.kept & table.mask;
+        let masked = with_local_keys(arg_keys) & table.mask;
         if masked == 0 {
             return None;
         }
@@ -131,13 +143,10 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     #[inline]
     pub fn lookup(&'static self, arg_keys: DispatchKeySet) -> Result<F, DispatchError> {
         let table = self.table();
-        let families = arg_keys.bits() & FAMILY_BITS;
-        if families & families.wrapping_sub(1) != 0 {
+        if mixes_devices(arg_keys) {
             return Err(self.device_mismatch(arg_keys));
         }
-        let local = local_masks();
-        let keys = (arg_keys.bits() | local.included) & local.kept;
-        self.select(table, keys, arg_keys)
+        self.select(table, with_local_keys(arg_keys), arg_keys)
     }
 
     /// The kernel for exactly `keys`, ignoring thread-local sets: what a kernel uses to continue
