@@ -97,14 +97,12 @@ impl DispatchKey {
 
     /// The key whose bit is `index`, if there is one.
     pub const fn from_index(index: usize) -> Option<DispatchKey> {
-        let mut i = 0;
-        while i < NUM_KEYS {
-            if DispatchKey::ALL[i].index() == index {
-                return Some(DispatchKey::ALL[i]);
-            }
-            i += 1;
+        // Bits are dense and `ALL` runs from the highest to the lowest (both checked by tests).
+        if index < NUM_KEYS {
+            Some(DispatchKey::ALL[NUM_KEYS - 1 - index])
+        } else {
+            None
         }
-        None
     }
 
     /// The key's name, as written in `#[kernel(key = …)]`.

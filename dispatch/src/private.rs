@@ -21,9 +21,3 @@ pub fn unwrap_or_panic<T>(result: Result<T, DispatchError>) -> T {
         Err(error) => error.panic(),
     }
 }
-
-/// Lifts an infallible kernel's value into the `Result` the table stores.
-#[inline(always)]
-pub fn ok<T>(value: T) -> Result<T, DispatchError> {
-    Ok(value)
-}

@@ -62,6 +62,25 @@ struct Table<F> {
     error: Option<DispatchError>,
 }
 
+impl<F: Copy> Table<F> {
+    fn empty() -> Self {
+        Table {
+            mask: 0,
+            slots: [None; SLOTS],
+            origins: [SlotOrigin::Missing; NUM_KEYS],
+            error: None,
+        }
+    }
+
+    /// A table whose every call reports `error` (its mask is empty, so every call goes cold).
+    fn failed(error: DispatchError) -> Self {
+        Table {
+            error: Some(error),
+            ..Table::empty()
+        }
+    }
+}
+
 /// One op's registrations and, once built, its table. The `#[op]` macro declares one per op as a
 /// `static`.
 pub struct OpTable<F: 'static> {
@@ -82,6 +101,13 @@ impl<F: 'static> fmt::Debug for OpTable<F> {
 /// Each device family is one bit once `CpuNaive` is dropped, because every CPU tensor carries
 /// `CpuSimd` too; so "more than one bit left" is "more than one device".
 const FAMILY_BITS: u64 = DispatchKeySet::BACKENDS.bits() & !DispatchKeySet::CPU_NAIVE.bits();
+
+/// The slot of the highest key in `masked`, which is not empty. `% SLOTS` is a no-op the compiler
+/// can see, so the slot load needs no bounds check.
+#[inline(always)]
+fn highest_slot(masked: u64) -> usize {
+    (63 - masked.leading_zeros()) as usize % SLOTS
+}
 
 /// Whether the arguments come from more than one device family.
 #[inline(always)]
@@ -134,7 +160,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         if masked == 0 {
             return None;
         }
-        table.slots[(63 - masked.leading_zeros()) as usize % SLOTS]
+        table.slots[highest_slot(masked)]
     }
 
     /// The kernel for a call whose arguments carry `arg_keys`, building the table on first use,
@@ -167,8 +193,8 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         if masked == 0 {
             return Err(self.nothing_selected(keys, arg_keys));
         }
-        let index = (63 - masked.leading_zeros()) as usize;
-        match table.slots[index % SLOTS] {
+        let index = highest_slot(masked);
+        match table.slots[index] {
             Some(kernel) => Ok(kernel),
             None => Err(self.missing(index, keys)),
         }
@@ -212,7 +238,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
             op: self.info.name,
             key: DispatchKey::from_index(index).expect("slot indices come from valid keys"),
             call_keys: DispatchKeySet::from_bits_retain(keys),
-            available: self.sorted_registrations().iter().map(|r| r.key).collect(),
+            available: self.kernels.iter().map(|r| r.key).collect(),
         })
     }
 
@@ -224,26 +250,14 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
 
     #[cold]
     fn build(&'static self) -> Table<F> {
-        let mut table = Table {
-            mask: 0,
-            slots: [None; SLOTS],
-            origins: [SlotOrigin::Missing; NUM_KEYS],
-            error: None,
-        };
-        if let Err(error) = self
-            .check_unique_name()
-            .and_then(|()| self.fill(&mut table))
-        {
-            table.mask = 0;
-            table.slots = [None; SLOTS];
-            table.error = Some(error);
-        }
-        table
+        self.check_unique_name()
+            .and_then(|()| self.resolve())
+            .unwrap_or_else(Table::failed)
     }
 
     /// Resolves every slot: kernel > composite > fallthrough > missing (DESIGN §3, the parts
     /// this crate implements so far).
-    fn fill(&self, table: &mut Table<F>) -> Result<(), DispatchError> {
+    fn resolve(&self) -> Result<Table<F>, DispatchError> {
         let registrations = self.sorted_registrations();
         if let Some(pair) = registrations
             .windows(2)
@@ -258,6 +272,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         }
         let with_kernel: DispatchKeySet = registrations.iter().map(|r| r.key).collect();
         let fallthrough = fallthrough_keys();
+        let mut table = Table::empty();
         for key in DispatchKey::ALL {
             let kernel = registrations.iter().find(|r| r.key == key);
             let (slot, origin) = if let Some(registration) = kernel {
@@ -280,7 +295,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
             table.slots[key.index()] = slot;
             table.origins[key.index()] = origin;
         }
-        Ok(())
+        Ok(table)
     }
 
     /// Op names identify ops for `find_op` and in every message, so two ops may not share one.
@@ -307,7 +322,9 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
 /// device has one. The CPU is one device split into two keys: an op with only a naive kernel must
 /// fall through from `CpuSimd` to it rather than have the composite shadow it.
 fn composite_fills(key: DispatchKey, with_kernel: DispatchKeySet) -> bool {
-    key.is_backend() && !(key == DispatchKey::CpuSimd && with_kernel.has(DispatchKey::CpuNaive))
+    key.is_backend()
+        && Device::in_keys(key.set())
+            .all(|device| !device.keys().below(key).intersects(with_kernel))
 }
 
 /// Introspection of an op without its types: what `dump()`, `find_op` and [`crate::OpHandle`]

@@ -267,7 +267,7 @@ fn generate(
             #[doc(hidden)]
             #[inline]
             pub fn __lift<K: __Kernel>(#(#names: #types),*) -> #result {
-                #private::ok((K::KERNEL)(#(#names),*))
+                ::core::result::Result::Ok((K::KERNEL)(#(#names),*))
             }
         }
     }
