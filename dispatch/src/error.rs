@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::boxing::TypeMismatch;
 use crate::device::Device;
 use crate::key::{DispatchKey, DispatchKeySet};
 
@@ -63,11 +64,56 @@ pub enum ErrorKind {
         /// The op's name.
         op: &'static str,
         /// The contested key.
-        key: DispatchKey,
+        key: crate::KernelKey,
         /// The kernel names and where each was registered, in sorted order.
         first: (&'static str, Location),
         /// See `first`.
         second: (&'static str, Location),
+    },
+    /// Two fallbacks registered for one key.
+    DuplicateFallback {
+        /// The contested key.
+        key: DispatchKey,
+        /// The fallback names and where each was registered, in sorted order.
+        first: (&'static str, Location),
+        /// See `first`.
+        second: (&'static str, Location),
+    },
+    /// A boxed call with the wrong number of arguments.
+    BoxedArity {
+        /// The op's name.
+        op: &'static str,
+        /// The op's schema.
+        schema: &'static str,
+        /// How many arguments the op takes.
+        expected: usize,
+        /// How many the stack held.
+        found: usize,
+    },
+    /// A boxed argument (or result) of the wrong type.
+    BoxedType {
+        /// The op's name.
+        op: &'static str,
+        /// The op's schema.
+        schema: &'static str,
+        /// The parameter's name, or `"result"`.
+        argument: &'static str,
+        /// What was expected and found.
+        mismatch: TypeMismatch,
+    },
+    /// An op declared `#[op(unboxed)]` reached a boxed call or a boxed fallback.
+    Unboxed {
+        /// The op's name.
+        op: &'static str,
+        /// The boxed fallback's key, if a fallback was the cause.
+        key: Option<DispatchKey>,
+    },
+    /// `find_op`-style lookup of a name that no linked op has.
+    UnknownOp {
+        /// The name asked for.
+        name: String,
+        /// Linked ops with a similar name.
+        similar: Vec<&'static str>,
     },
     /// Two ops declared with one name.
     DuplicateOp {
@@ -145,8 +191,13 @@ impl DispatchError {
             | ErrorKind::DeviceMismatch { op, .. }
             | ErrorKind::DuplicateKernel { op, .. }
             | ErrorKind::DuplicateOp { op, .. }
+            | ErrorKind::BoxedArity { op, .. }
+            | ErrorKind::BoxedType { op, .. }
+            | ErrorKind::Unboxed { op, .. }
             | ErrorKind::Shape { op, .. }
             | ErrorKind::Kernel { op, .. } => op,
+            ErrorKind::DuplicateFallback { .. } => "(every op)",
+            ErrorKind::UnknownOp { .. } => "(unknown op)",
         }
     }
 
@@ -206,9 +257,10 @@ impl fmt::Display for DispatchError {
             }
             ErrorKind::NoDispatchKeys { op, arg_keys } => write!(
                 f,
-                "op `{op}`: nothing to dispatch on (argument keys {arg_keys}, after thread-local \
-                 includes and excludes: {{}}); pass a tensor or a `Device`, or lift the exclude \
-                 guard that removed every key"
+                "op `{op}`: no dispatchable arguments (argument keys {arg_keys}, after \
+                 thread-local includes and excludes: {{}}), and the op has no composite kernel \
+                 (a body or a `CompositeExplicit` kernel) to run without one; pass a tensor or a \
+                 `Device`, or lift the exclude guard that removed every key"
             ),
             ErrorKind::DeviceMismatch { op, devices } => {
                 let names: Vec<&str> = devices.iter().map(|d| d.name()).collect();
@@ -234,6 +286,47 @@ impl fmt::Display for DispatchError {
                 "two ops are named `{op}`: one declared at {first}, one at {second}; op names must \
                  be unique in a binary (give one of them another `name`)"
             ),
+            ErrorKind::DuplicateFallback { key, first, second } => write!(
+                f,
+                "two fallbacks registered for dispatch key `{key}`: `{}` at {} and `{}` at {}; \
+                 remove one (each key takes at most one fallback)",
+                first.0, first.1, second.0, second.1
+            ),
+            ErrorKind::BoxedArity {
+                op,
+                schema,
+                expected,
+                found,
+            } => write!(
+                f,
+                "op `{op}`: boxed call with {found} argument(s), but `{schema}` takes {expected}"
+            ),
+            ErrorKind::BoxedType {
+                op,
+                schema,
+                argument,
+                mismatch,
+            } => write!(
+                f,
+                "op `{op}`: boxed `{argument}` has the wrong type: {mismatch} (schema `{schema}`)"
+            ),
+            ErrorKind::Unboxed { op, key: None } => write!(
+                f,
+                "op `{op}` is declared `#[op(unboxed)]`: it cannot be called boxed; call it typed"
+            ),
+            ErrorKind::Unboxed { op, key: Some(key) } => write!(
+                f,
+                "op `{op}` is declared `#[op(unboxed)]`, so the boxed fallback at `{key}` cannot \
+                 serve it; exclude `{key}`, register a kernel of the op for it, or make the op boxable"
+            ),
+            ErrorKind::UnknownOp { name, similar } => {
+                write!(f, "no op named `{name}` is linked into this binary")?;
+                if similar.is_empty() {
+                    write!(f, "; `switchyard::dump()` lists every op")
+                } else {
+                    write!(f, "; similar names: {}", similar.join(", "))
+                }
+            }
             ErrorKind::Shape { op, message } => write!(f, "op `{op}`: shape error: {message}"),
             ErrorKind::Kernel { op, message } => write!(f, "op `{op}`: {message}"),
         }

@@ -2,10 +2,14 @@
 
 use std::fmt::{self, Write as _};
 
-use crate::error::{DispatchError, Location};
-use crate::key::DispatchKey;
-use crate::registry::{FallbackKind, KernelMeta, SWITCHYARD_OPS as OPS, fallbacks};
-use crate::table::{ErasedOp, SlotOrigin};
+use crate::alias::KernelKey;
+use crate::boxing::Stack;
+use crate::error::{DispatchError, ErrorKind, Location};
+use crate::key::{DispatchKey, DispatchKeySet};
+use crate::registry::{FallbackKind, KernelMeta, SWITCHYARD_OPS as OPS};
+use crate::resolve::SlotOrigin;
+use crate::runtime::{self, Registration};
+use crate::table::ErasedOp;
 
 /// A handle to one op, for tools and tests: name, schema, registrations and the computed table.
 /// Every op's module has `handle()`; [`find_op`] finds one by name.
@@ -35,8 +39,13 @@ impl OpHandle {
         self.op.info().location
     }
 
-    /// Every kernel registered for the op, sorted by key.
-    pub fn registrations(&self) -> Vec<(DispatchKey, KernelMeta)> {
+    /// How many arguments the op takes.
+    pub fn arity(&self) -> usize {
+        self.op.info().arity
+    }
+
+    /// Every kernel registered for the op (linked, and at run time), sorted by key.
+    pub fn registrations(&self) -> Vec<(KernelKey, KernelMeta)> {
         self.op.registrations()
     }
 
@@ -57,6 +66,39 @@ impl OpHandle {
             .into_iter()
             .find(|(k, _)| *k == key)
             .map_or(SlotOrigin::Missing, |(_, o)| o))
+    }
+
+    /// Calls the op boxed: the stack holds exactly its arguments, in order; on success it holds
+    /// the result instead. Dispatches on the arguments' keys and the thread's, like a typed call.
+    ///
+    /// Wrong arity, wrong argument types, and everything a typed call can fail with are errors.
+    pub fn call_boxed(&self, stack: &mut Stack) -> Result<(), DispatchError> {
+        self.op.call_boxed(stack)
+    }
+
+    /// Calls the op boxed for exactly `keys` (no thread-local sets): how a boxed kernel continues
+    /// below its own key, e.g. `op.redispatch_boxed(keys.below(DispatchKey::Tracing), stack)`.
+    pub fn redispatch_boxed(
+        &self,
+        keys: DispatchKeySet,
+        stack: &mut Stack,
+    ) -> Result<(), DispatchError> {
+        self.op.redispatch_boxed(keys, stack)
+    }
+
+    /// Makes this op skip `key` (a per-op fallthrough) until the returned guard drops. An op
+    /// with a kernel of its own at `key` refuses, naming both registrations.
+    #[track_caller]
+    pub fn register_fallthrough(&self, key: DispatchKey) -> Result<Registration, DispatchError> {
+        self.op
+            .register_fallthrough(key, std::panic::Location::caller())
+    }
+
+    /// Computes the op's table from its linked registrations without installing it: what
+    /// first use costs. For benchmarks.
+    #[doc(hidden)]
+    pub fn compute_table_uncached(&self) {
+        self.op.compute_table_uncached();
     }
 
     /// The computed table, one line per key: `CpuNaive  [kernel] backends/src/cpu/naive.rs:40 mul`.
@@ -96,6 +138,48 @@ pub fn find_op(name: &str) -> Option<OpHandle> {
         .map(|op| OpHandle::new(*op))
 }
 
+/// The op named `name`, or an error that lists linked ops with similar names.
+pub fn op_named(name: &str) -> Result<OpHandle, DispatchError> {
+    find_op(name).ok_or_else(|| {
+        let wanted = name.to_lowercase();
+        let mut similar: Vec<&'static str> = OPS
+            .iter()
+            .map(|op| op.info().name)
+            .filter(|known| {
+                let known = known.to_lowercase();
+                known.contains(&wanted) || wanted.contains(&known) || edit_distance(&known, &wanted) <= 2
+            })
+            .collect();
+        similar.sort_unstable();
+        similar.dedup();
+        DispatchError::new(ErrorKind::UnknownOp {
+            name: name.to_owned(),
+            similar,
+        })
+    })
+}
+
+/// Calls the op named `name` boxed; see [`OpHandle::call_boxed`].
+pub fn call_boxed(name: &str, stack: &mut Stack) -> Result<(), DispatchError> {
+    op_named(name)?.call_boxed(stack)
+}
+
+/// Levenshtein distance, for "did you mean" suggestions.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
 /// Every op, its schema, and its kernels with provenance (crate, file:line).
 ///
 /// An op with no kernel and no body is flagged: the usual cause is a kernel crate that the binary
@@ -103,7 +187,8 @@ pub fn find_op(name: &str) -> Option<OpHandle> {
 pub fn dump() -> String {
     let ops = ops();
     let mut out = String::new();
-    let fallbacks = fallbacks();
+    let mut fallbacks = runtime::lock().all_fallbacks();
+    fallbacks.sort_by_key(|f| (std::cmp::Reverse(f.key), f.meta.location));
     let _ = writeln!(
         out,
         "switchyard: {} ops, {} fallbacks",
@@ -113,13 +198,14 @@ pub fn dump() -> String {
     for fallback in &fallbacks {
         let kind = match fallback.kind {
             FallbackKind::Fallthrough => "fallthrough",
+            FallbackKind::Boxed(_) => fallback.meta.name,
         };
         let _ = writeln!(
             out,
             "fallback {:<20} {kind} from {} at {}",
             fallback.key.name(),
-            fallback.location.crate_name(),
-            fallback.location
+            fallback.meta.location.crate_name(),
+            fallback.meta.location
         );
     }
     for op in &ops {

@@ -272,14 +272,6 @@ impl DispatchKeySet {
         }
     }
 
-    /// The keys of this set whose priority is strictly below `key`: what a kernel at `key`
-    /// passes on when it redispatches.
-    #[inline(always)]
-    #[must_use]
-    pub const fn below(self, key: DispatchKey) -> DispatchKeySet {
-        DispatchKeySet::from_bits_retain(self.bits() & ((1 << key.index()) - 1))
-    }
-
     /// The keys in the set, from the highest priority to the lowest.
     pub fn keys(self) -> impl Iterator<Item = DispatchKey> {
         DispatchKey::ALL.into_iter().filter(move |k| self.has(*k))

@@ -65,16 +65,22 @@
 // Generated code names `::switchyard::…`; this makes that path work inside this crate too.
 extern crate self as switchyard;
 
+mod alias;
 mod arg;
+pub mod boxing;
 mod device;
 mod error;
 mod handle;
 mod key;
 mod local;
+pub mod modes;
 pub mod ops;
 mod registry;
+mod resolve;
+mod runtime;
 mod table;
 mod tensor;
+mod trace_log;
 
 #[doc(hidden)]
 pub mod __private_v1 {
@@ -86,11 +92,15 @@ mod private;
 pub use arg::DispatchArg;
 pub use device::{DType, Device};
 pub use error::{DispatchError, ErrorKind, Location};
-pub use handle::{OpHandle, dump, find_op, ops};
+pub use alias::{AliasKey, KernelKey};
+pub use boxing::{FromValue, Stack, ToValue, Value};
+pub use handle::{OpHandle, call_boxed, dump, find_op, op_named, ops};
 pub use key::{DispatchKey, DispatchKeySet, KeyGroup, NUM_KEYS};
 pub use local::{KeyGuard, LocalKeys, exclude, include, local_keys, with_excluded};
-pub use registry::KernelMeta;
-pub use table::SlotOrigin;
+pub use modes::{profile, trace};
+pub use registry::{BoxedKernel, KernelMeta};
+pub use resolve::SlotOrigin;
+pub use runtime::{Registration, register_fallback, register_fallthrough, set_dispatch_trace};
 pub use tensor::{BackendStorage, Tensor};
 
 /// Declares an operator: `#[op(name = "mul")] pub fn mul(x: &Tensor, y: &Tensor) -> Tensor;`
@@ -181,6 +191,35 @@ pub use switchyard_macros::op;
 /// }
 /// ```
 pub use switchyard_macros::kernel;
+
+/// Registers one boxed kernel for *every* op at one dispatch key: tracing, profiling,
+/// "autograd not implemented", logging.
+///
+/// The function has the signature [`BoxedKernel`]: it gets the op's [`OpHandle`] (name, schema,
+/// arity), the call's keys, and the arguments on a [`Stack`]; it must leave the op's result there,
+/// usually by redispatching below its own key. Arguments: `key = …` (a runtime key, in either
+/// spelling, or a path to a `DispatchKey` constant) and `crate = path`. Two fallbacks for one key
+/// is an error naming both. [`register_fallback`] does the same at run time.
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use switchyard::{DispatchError, DispatchKey, DispatchKeySet, OpHandle, Stack, fallback};
+/// use switchyard_backends as _;
+///
+/// static CALLS: AtomicUsize = AtomicUsize::new(0);
+///
+/// #[fallback(key = Custom3)]
+/// fn count(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> Result<(), DispatchError> {
+///     CALLS.fetch_add(1, Ordering::Relaxed);
+///     op.redispatch_boxed(keys.below(DispatchKey::Custom3), stack)
+/// }
+///
+/// let x = switchyard::Tensor::vector(&[1.0, 2.0]);
+/// let _counting = switchyard::include(DispatchKey::Custom3);
+/// assert_eq!(switchyard::ops::mul(&x, &x).to_vec(), [1.0, 4.0]);
+/// assert_eq!(CALLS.load(Ordering::Relaxed), 1);
+/// ```
+pub use switchyard_macros::fallback;
 
 /// `Result` with [`DispatchError`]: what a fallible kernel returns.
 pub type Result<T> = core::result::Result<T, DispatchError>;

@@ -1,12 +1,16 @@
 //! What the macros register: kernels (one linkme slice per op), fallbacks and ops (one global
 //! slice each). Nothing here runs before `main`; tables read these slices at first use.
+//! Registrations made at run time (`runtime.rs`) have the same types.
 
 use linkme::distributed_slice;
 
-use crate::error::Location;
+use crate::alias::KernelKey;
+use crate::boxing::Stack;
+use crate::error::{DispatchError, Location};
+use crate::handle::OpHandle;
 use crate::key::{DispatchKey, DispatchKeySet};
 
-/// Provenance of a kernel, shown in dumps and errors.
+/// Provenance of a kernel or fallback, shown in dumps and errors.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub struct KernelMeta {
     /// The kernel function's name.
@@ -15,35 +19,57 @@ pub struct KernelMeta {
     pub location: Location,
 }
 
-/// One `#[kernel]`: a typed function pointer for one op at one key. `F` is the op's kernel type,
-/// so a kernel of the wrong signature cannot be registered.
+/// One `#[kernel]`: a typed function pointer for one op at one key. `F` is the op's `KernelFn`
+/// type, so a kernel of the wrong signature cannot be registered.
 #[derive(Debug)]
 pub struct KernelRegistration<F: 'static> {
-    /// The key this kernel serves.
-    pub key: DispatchKey,
-    /// The kernel, adapted to return `Result`.
+    /// The key this kernel serves: a runtime key or an alias.
+    pub key: KernelKey,
+    /// The kernel, adapted to take the call's keys and return `Result`.
     pub kernel: F,
     /// Provenance.
     pub meta: KernelMeta,
 }
 
+impl<F: Copy> Clone for KernelRegistration<F> {
+    fn clone(&self) -> Self {
+        KernelRegistration { ..*self }
+    }
+}
+
+impl<F: Copy> Copy for KernelRegistration<F> {}
+
+/// A boxed kernel: serves any op, seeing it through its handle and its arguments on a stack.
+/// What `#[fallback]` registers.
+pub type BoxedKernel =
+    fn(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> Result<(), DispatchError>;
+
 /// What a fallback does for every op at its key.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, Debug)]
 #[non_exhaustive]
 pub enum FallbackKind {
     /// Skip the key: ops without a kernel of their own there continue with the next lower key.
     Fallthrough,
+    /// Run this boxed kernel.
+    Boxed(BoxedKernel),
+}
+
+impl FallbackKind {
+    /// Whether this is a fallthrough.
+    pub fn is_fallthrough(&self) -> bool {
+        matches!(self, FallbackKind::Fallthrough)
+    }
 }
 
 /// One fallback: a behaviour for every op at one key.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct FallbackRegistration {
     /// The key served.
     pub key: DispatchKey,
     /// What happens there.
     pub kind: FallbackKind,
-    /// Where it was registered.
-    pub location: Location,
+    /// The fallback's name and where it was registered.
+    pub meta: KernelMeta,
 }
 
 /// Every fallback linked into the binary.
@@ -57,28 +83,15 @@ pub static SWITCHYARD_FALLBACKS: [FallbackRegistration];
 static CPU_SIMD_FALLS_THROUGH: FallbackRegistration = FallbackRegistration {
     key: DispatchKey::CpuSimd,
     kind: FallbackKind::Fallthrough,
-    location: Location {
-        module: module_path!(),
-        file: file!(),
-        line: line!(),
+    meta: KernelMeta {
+        name: "fallthrough",
+        location: Location {
+            module: module_path!(),
+            file: file!(),
+            line: line!(),
+        },
     },
 };
-
-/// Every fallback, sorted by key (highest first) then location.
-pub(crate) fn fallbacks() -> Vec<&'static FallbackRegistration> {
-    let mut all: Vec<_> = SWITCHYARD_FALLBACKS.iter().collect();
-    all.sort_by_key(|f| (std::cmp::Reverse(f.key), f.location));
-    all
-}
-
-/// The keys that every op skips unless it has a kernel of its own there.
-pub(crate) fn fallthrough_keys() -> DispatchKeySet {
-    SWITCHYARD_FALLBACKS
-        .iter()
-        .filter(|f| f.kind == FallbackKind::Fallthrough)
-        .map(|f| f.key)
-        .collect()
-}
 
 /// Every op linked into the binary, for `dump()` and `find_op`.
 #[allow(unsafe_code)] // linkme's `link_section`; no unsafe code of ours

@@ -18,6 +18,11 @@ impl Parse for Arg {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         // `parse_any` so that `crate = …` parses although `crate` is a keyword.
         let name = Ident::parse_any(input)?;
+        // A bare flag (`#[op(unboxed)]`) reads as `flag = true`.
+        if input.peek(Token![,]) || input.is_empty() {
+            let value = syn::parse_quote_spanned!(name.span()=> true);
+            return Ok(Arg { name, value });
+        }
         input.parse::<Token![=]>()?;
         let value = input.parse()?;
         Ok(Arg { name, value })
@@ -105,6 +110,25 @@ pub fn as_path(value: &Expr) -> Option<&Path> {
             qself: None, path, ..
         }) => Some(path),
         _ => None,
+    }
+}
+
+/// A flag argument: absent is `false`; `flag` or `flag = true|false`.
+pub fn flag(args: &mut Args, name: &str, attr: &str, errors: &mut Errors) -> bool {
+    let Some(arg) = args.take(name) else {
+        return false;
+    };
+    match ungrouped(&arg.value) {
+        Expr::Lit(ExprLit {
+            lit: Lit::Bool(b), ..
+        }) => b.value,
+        other => {
+            errors.spanned(
+                other,
+                format!("`{name}` in `#[{attr}]` is a flag: write `{name}` or `{name} = false`"),
+            );
+            false
+        }
     }
 }
 

@@ -4,8 +4,8 @@
 //! the op's kernel slice. The function is checked against the op's `Signature` (or
 //! `FallibleSignature` when it returns `Result`), with the error on the kernel's own signature.
 
-use proc_macro2::{Span, TokenStream, TokenTree};
-use quote::{ToTokens, quote, quote_spanned};
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
 use syn::spanned::Spanned;
 use syn::{ItemFn, LitStr, Path, parse_quote_spanned};
 
@@ -59,7 +59,7 @@ fn key(args: &mut Args, private: &TokenStream, errors: &mut Errors) -> Option<To
         );
         return None;
     };
-    keys::key_expr(&arg.value, "kernel", private, errors)
+    keys::kernel_key_expr(&arg.value, private, errors)
 }
 
 fn parse_attr(attr: TokenStream, errors: &mut Errors) -> KernelAttr {
@@ -120,32 +120,36 @@ fn generate(function: &ItemFn, op: &Path, key: &TokenStream, krate: &Path) -> To
     let private = quote!(#krate::__private_v1);
     let ident = &function.sig.ident;
     let name = LitStr::new(&ident.to_string(), ident.span());
-    let reference = signature_spanned_reference(function);
+    let reference = sig::spanned_reference(&function.sig);
     let location = location(&private, ident.span());
-    // The op's items are imported once, so that an unknown op is one error, not one per use.
-    let (imports, adapted) = if sig::returns_result(&function.sig.output) {
-        (
-            quote!(#op::{
-                FallibleSignature, FallibleSignature as OpSignature, __FallibleKernel as OpKernel,
-                __KERNELS as OP_KERNELS,
-            }),
-            quote!(<Kernel as OpKernel>::KERNEL),
-        )
-    } else {
-        (
-            quote!(#op::{
-                FallibleSignature, Signature as OpSignature, __Kernel as OpKernel, __lift,
-                __KERNELS as OP_KERNELS,
-            }),
-            quote!(__lift::<Kernel>),
-        )
+    // The signature this kernel is checked against, its trait, and its adapter to `KernelFn`.
+    let keyed = sig::takes_keys_first(&function.sig);
+    let fallible = sig::returns_result(&function.sig.output);
+    let (signature, kernel_trait, lift) = match (keyed, fallible) {
+        (false, false) => (quote!(Signature), quote!(__Kernel), Some(quote!(__lift))),
+        (false, true) => (
+            quote!(FallibleSignature),
+            quote!(__FallibleKernel),
+            Some(quote!(__lift_fallible)),
+        ),
+        (true, false) => (quote!(KeyedSignature), quote!(__KeyedKernel), Some(quote!(__lift_keyed))),
+        // Already in the table's form.
+        (true, true) => (quote!(KernelFn), quote!(__KeyedFallibleKernel), None),
+    };
+    let (lift_import, adapted) = match lift {
+        Some(lift) => (quote!(#lift as lift,), quote!(lift::<Kernel>)),
+        None => (quote!(), quote!(<Kernel as OpKernel>::KERNEL)),
     };
     quote! {
         #function
 
         #[allow(unsafe_code)] // linkme's `link_section`
         const _: () = {
-            use #imports;
+            // The op's items are imported once, so that an unknown op is one error, not one per use.
+            use #op::{
+                KernelFn, #signature as OpSignature, #kernel_trait as OpKernel, #lift_import
+                __KERNELS as OP_KERNELS,
+            };
 
             struct Kernel;
             impl OpKernel for Kernel {
@@ -156,7 +160,7 @@ fn generate(function: &ItemFn, op: &Path, key: &TokenStream, krate: &Path) -> To
 
             #[#private::linkme::distributed_slice(OP_KERNELS)]
             #[linkme(crate = #private::linkme)]
-            static REGISTRATION: #private::KernelRegistration<FallibleSignature> =
+            static REGISTRATION: #private::KernelRegistration<KernelFn> =
                 #private::KernelRegistration {
                     key: #key,
                     kernel: #adapted,
@@ -164,22 +168,4 @@ fn generate(function: &ItemFn, op: &Path, key: &TokenStream, krate: &Path) -> To
                 };
         };
     }
-}
-
-/// `*&kernel_fn`, with `*` carrying the span of `fn` and the name that of the signature's last
-/// token: rustc spans an expression from its first to its last token, so a signature mismatch is
-/// underlined across the kernel's whole signature.
-fn signature_spanned_reference(function: &ItemFn) -> TokenStream {
-    let sig = &function.sig;
-    let first = sig.fn_token.span;
-    let last = sig
-        .output
-        .to_token_stream()
-        .into_iter()
-        .last()
-        .as_ref()
-        .map_or(sig.paren_token.span.close(), TokenTree::span);
-    let mut ident = sig.ident.clone();
-    ident.set_span(last);
-    quote_spanned!(first=> *&#ident)
 }

@@ -32,8 +32,27 @@ const KEYS: &[&str] = &[
     "CpuNaive",
 ];
 
-/// Alias keys: they stand for several runtime keys and are not registrable yet.
+/// Alias keys: they stand for several runtime keys; kernels may be registered for them, fallbacks
+/// may not.
 const ALIASES: &[&str] = &["Autograd", "CompositeImplicit", "CompositeExplicit"];
+
+/// Expands a `key = …` value of `#[kernel]` to an expression of type `KernelKey`: a runtime key
+/// or an alias.
+pub fn kernel_key_expr(
+    value: &Expr,
+    private: &TokenStream,
+    errors: &mut Errors,
+) -> Option<TokenStream> {
+    if let Some(ident) = as_path(value).and_then(Path::get_ident) {
+        let name = ident.to_string();
+        if let Some(alias) = ALIASES.iter().find(|a| **a == name || screaming(a) == name) {
+            let variant = syn::Ident::new(alias, ident.span());
+            return Some(quote!(#private::KernelKey::Alias(#private::AliasKey::#variant)));
+        }
+    }
+    let key = key_expr(value, "kernel", private, errors)?;
+    Some(quote!(#private::KernelKey::Key(#key)))
+}
 
 /// `CpuSimd` → `CPU_SIMD`; `PrivateUse1` → `PRIVATE_USE1`.
 fn screaming(name: &str) -> String {
@@ -102,23 +121,30 @@ fn builtin_key(
         errors.spanned(
             ident,
             format!(
-                "alias key `{name}` cannot be registered with `#[{attr}]` yet; register for a \
-             runtime key instead (e.g. `AutogradCpu` for CPU autograd)"
+                "alias key `{name}` cannot be used with `#[{attr}]`: a fallback serves one runtime \
+             key (e.g. `AutogradCpu`); alias keys are for `#[kernel]`"
             ),
         );
         return None;
     }
+    let aliases: &[&str] = if attr == "kernel" { ALIASES } else { &[] };
     let hint = KEYS
         .iter()
+        .chain(aliases)
         .find(|k| folded(k) == folded(&name))
         .map(|k| format!(" (did you mean `{k}`?)"))
         .unwrap_or_default();
     errors.spanned(
         ident,
         format!(
-            "unknown dispatch key `{name}`{hint}; expected one of: {}, their SCREAMING_CASE forms \
+            "unknown dispatch key `{name}`{hint}; expected one of: {}{}, their SCREAMING_CASE forms \
          (`CPU_SIMD`), or a path to a `DispatchKey` constant",
-            list(KEYS)
+            list(KEYS),
+            if aliases.is_empty() {
+                String::new()
+            } else {
+                format!(", the aliases {}", list(aliases))
+            }
         ),
     );
     None

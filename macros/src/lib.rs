@@ -9,6 +9,7 @@
 
 mod args;
 mod ctxt;
+mod fallback;
 mod kernel;
 mod keys;
 mod mangle;
@@ -34,4 +35,11 @@ pub fn op(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
     kernel::expand(args.into(), item.into()).into()
+}
+
+/// Registers a boxed kernel for every op at one dispatch key. Documented where it is re-exported:
+/// `switchyard::fallback`.
+#[proc_macro_attribute]
+pub fn fallback(args: TokenStream, item: TokenStream) -> TokenStream {
+    fallback::expand(args.into(), item.into()).into()
 }

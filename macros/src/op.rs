@@ -54,7 +54,7 @@ struct Param<'a> {
 
 // ---- validate ----
 
-const ALLOWED: &[&str] = &["name", "crate"];
+const ALLOWED: &[&str] = &["name", "unboxed", "crate"];
 
 // Parameters name the schema and are forwarded by name, so each must be a plain identifier.
 fn params<'a>(sig: &'a Signature, errors: &mut Errors) -> Vec<Param<'a>> {
@@ -109,13 +109,14 @@ pub fn expand(attr: TokenStream, item: TokenStream, line: usize) -> TokenStream 
     };
     let krate = args::crate_path(&mut args, &mut errors);
     let name = op_name(&mut args, &op.sig, &mut errors);
+    let unboxed = args::flag(&mut args, "unboxed", "op", &mut errors);
     sig::check_common(&op.sig, "an `#[op]`", &mut errors);
     not_result(&op.sig, &mut errors);
     let params = params(&op.sig, &mut errors);
     if let Some(compile_errors) = errors.finish() {
         return stub(&op, compile_errors);
     }
-    generate(&op, &name, &params, &quote!(#krate::__private_v1), line)
+    generate(&op, &name, &params, unboxed, &quote!(#krate::__private_v1), line)
 }
 
 /// On error: the errors, plus the function with an unreachable body so that call sites stay quiet.
@@ -137,6 +138,7 @@ fn generate(
     op: &OpFn,
     name: &str,
     params: &[Param<'_>],
+    unboxed: bool,
     private: &TokenStream,
     line: usize,
 ) -> TokenStream {
@@ -155,6 +157,7 @@ fn generate(
     };
     let output = &sig.output;
     let result = quote!(::core::result::Result<#output_ty, #private::DispatchError>);
+    let keyset = quote!(#private::DispatchKeySet);
     let schema_names: Vec<(String, &Type)> =
         params.iter().map(|p| (p.name.to_string(), p.ty)).collect();
     let schema = LitStr::new(
@@ -162,18 +165,25 @@ fn generate(
         Span::call_site(),
     );
     let name_lit = LitStr::new(name, Span::call_site());
+    let arity = params.len();
     // Each argument's keys, spanned on its type so a type that is not `DispatchArg` is reported there.
     let keys = params.iter().map(|p| {
         let (ty, name) = (p.ty, p.name);
         quote_spanned!(ty.span()=> | <#ty as #private::DispatchArg>::dispatch_keys(&#name))
     });
     let (composite_fn, composite) = composite(op);
+    let (boxing_fns, boxing) = if unboxed {
+        (TokenStream::new(), quote!(::core::option::Option::None))
+    } else {
+        boxing(params, &output_ty, &result, private)
+    };
     let doc_try = format!(
         "Fallible form of [`{ident}()`]: returns the dispatch or kernel error instead of panicking."
     );
     let doc_mod = format!(
         "Dispatch internals of op `{name}`: [`redispatch`](self::redispatch), [`handle`](self::handle), \
-         and the [`Signature`](self::Signature) every `#[kernel(op = \"{ident}\")]` must have."
+         [`register`](self::register), and the [`Signature`](self::Signature) every \
+         `#[kernel(op = \"{ident}\")]` must have."
     );
     let location = location(private, ident.span());
     quote! {
@@ -187,10 +197,10 @@ fn generate(
         #[doc = #doc_try]
         #[inline]
         #vis fn #try_ident(#inputs) -> #result {
-            let keys = #private::DispatchKeySet::EMPTY #(#keys)*;
-            match #ident::__OP.probe(keys) {
-                ::core::option::Option::Some(kernel) => kernel(#(#names),*),
-                ::core::option::Option::None => #ident::__cold_call(keys, #(#names),*),
+            let __arg_keys = #keyset::EMPTY #(#keys)*;
+            match #ident::__OP.probe(__arg_keys) {
+                ::core::option::Option::Some((__kernel, __keys)) => __kernel(__keys, #(#names),*),
+                ::core::option::Option::None => #ident::__cold_call(__arg_keys, #(#names),*),
             }
         }
 
@@ -201,26 +211,41 @@ fn generate(
             #[allow(unused_imports)]
             use super::*;
 
-            /// The signature every kernel of this op has (a kernel may also return
-            /// `Result<_, DispatchError>`: see [`FallibleSignature`]).
+            /// The signature of a plain kernel of this op. A kernel may also return
+            /// `Result<_, DispatchError>` ([`FallibleSignature`]), and may take the call's
+            /// `DispatchKeySet` first, to redispatch ([`KeyedSignature`], [`KernelFn`]).
             pub type Signature = fn(#(#types),*) #output;
-            /// The signature of a kernel that can fail; what the op's table stores.
+            /// The signature of a kernel that can fail.
             pub type FallibleSignature = fn(#(#types),*) -> #result;
+            /// The signature of a kernel that takes the call's keys first, to redispatch below
+            /// its own key.
+            pub type KeyedSignature = fn(#keyset, #(#types),*) #output;
+            /// The form every kernel is adapted to: keys first, `Result` out. What the op's table
+            /// stores and what [`register`] takes.
+            pub type KernelFn = fn(#keyset, #(#types),*) -> #result;
 
             #[allow(unsafe_code)] // linkme's `link_section`
             #[#private::linkme::distributed_slice]
             #[linkme(crate = #private::linkme)]
             #[doc(hidden)]
-            pub static #slice: [#private::KernelRegistration<FallibleSignature>];
+            pub static #slice: [#private::KernelRegistration<KernelFn>];
 
             #[doc(hidden)]
             pub use self::#slice as __KERNELS;
 
+            #boxing_fns
+
             #[doc(hidden)]
-            pub static __OP: #private::OpTable<FallibleSignature> = #private::OpTable::new(
-                #private::OpInfo { name: #name_lit, schema: #schema, location: #location },
+            pub static __OP: #private::OpTable<KernelFn> = #private::OpTable::new(
+                #private::OpInfo {
+                    name: #name_lit,
+                    schema: #schema,
+                    location: #location,
+                    arity: #arity,
+                },
                 &#slice,
                 #composite,
+                #boxing,
             );
 
             #[allow(unsafe_code)] // linkme's `link_section`
@@ -229,11 +254,13 @@ fn generate(
             static __ENTRY: &'static dyn #private::ErasedOp = &__OP;
 
             /// Calls the kernel for exactly `keys`, ignoring thread-local includes and excludes: how
-            /// a kernel continues below its own key (`keys.below(MyKey)`).
+            /// a kernel continues below its own key (`keys.below(DispatchKey::AutogradCpu)`).
             #[inline]
-            pub fn redispatch(keys: #private::DispatchKeySet, #(#names: #types),*) -> #result {
-                let kernel = __OP.redispatch(keys)?;
-                kernel(#(#names),*)
+            pub fn redispatch(keys: #keyset, #(#names: #types),*) -> #result {
+                match __OP.probe_exact(keys) {
+                    ::core::option::Option::Some(__kernel) => __kernel(keys, #(#names),*),
+                    ::core::option::Option::None => __cold_redispatch(keys, #(#names),*),
+                }
             }
 
             /// The call when the fast probe found no kernel: builds the table on first use, or
@@ -242,14 +269,35 @@ fn generate(
             #[doc(hidden)]
             #[cold]
             #[inline(never)]
-            pub fn __cold_call(keys: #private::DispatchKeySet, #(#names: #types),*) -> #result {
-                let kernel = __OP.lookup(keys)?;
-                kernel(#(#names),*)
+            pub fn __cold_call(__arg_keys: #keyset, #(#names: #types),*) -> #result {
+                let (__kernel, __keys) = __OP.lookup(__arg_keys)?;
+                let _depth = #private::trace_depth();
+                __kernel(__keys, #(#names),*)
             }
 
-            /// A handle to this op: name, schema, registrations and computed table.
+            #[doc(hidden)]
+            #[cold]
+            #[inline(never)]
+            pub fn __cold_redispatch(keys: #keyset, #(#names: #types),*) -> #result {
+                let __kernel = __OP.redispatch(keys)?;
+                let _depth = #private::trace_depth();
+                __kernel(keys, #(#names),*)
+            }
+
+            /// A handle to this op: name, schema, registrations, computed table, boxed calls.
             pub fn handle() -> #private::OpHandle {
                 #private::OpHandle::new(&__OP)
+            }
+
+            /// Registers `kernel` for this op at `key` (a runtime key or an alias) until the
+            /// returned guard drops. A second kernel for the same key is an error naming both.
+            #[track_caller]
+            pub fn register(
+                key: impl ::core::convert::Into<#private::KernelKey>,
+                name: &'static str,
+                kernel: KernelFn,
+            ) -> ::core::result::Result<#private::Registration, #private::DispatchError> {
+                __OP.register(key.into(), name, kernel, ::core::panic::Location::caller())
             }
 
             #[doc(hidden)]
@@ -262,15 +310,101 @@ fn generate(
                 const KERNEL: FallibleSignature;
             }
 
-            /// Adapts an infallible kernel to the table's fallible signature; the kernel is a
-            /// constant, so this is a direct (inlinable) call.
+            #[doc(hidden)]
+            pub trait __KeyedKernel {
+                const KERNEL: KeyedSignature;
+            }
+
+            #[doc(hidden)]
+            pub trait __KeyedFallibleKernel {
+                const KERNEL: KernelFn;
+            }
+
+            // Adapters from each kernel form to `KernelFn`. The kernel is a constant, so each is
+            // a direct (inlinable) call.
+
             #[doc(hidden)]
             #[inline]
-            pub fn __lift<K: __Kernel>(#(#names: #types),*) -> #result {
+            pub fn __lift<K: __Kernel>(_: #keyset, #(#names: #types),*) -> #result {
                 ::core::result::Result::Ok((K::KERNEL)(#(#names),*))
+            }
+
+            #[doc(hidden)]
+            #[inline]
+            pub fn __lift_fallible<K: __FallibleKernel>(_: #keyset, #(#names: #types),*) -> #result {
+                (K::KERNEL)(#(#names),*)
+            }
+
+            #[doc(hidden)]
+            #[inline]
+            pub fn __lift_keyed<K: __KeyedKernel>(keys: #keyset, #(#names: #types),*) -> #result {
+                ::core::result::Result::Ok((K::KERNEL)(keys, #(#names),*))
             }
         }
     }
+}
+
+/// The adapters between typed kernels and boxed calls, and the table's `Option<Boxing>`. Each
+/// conversion is spanned on its type, so an unboxable type is reported there.
+fn boxing(
+    params: &[Param<'_>],
+    output_ty: &TokenStream,
+    result: &TokenStream,
+    private: &TokenStream,
+) -> (TokenStream, TokenStream) {
+    let names: Vec<&Ident> = params.iter().map(|p| p.name).collect();
+    let types: Vec<&Type> = params.iter().map(|p| p.ty).collect();
+    let arity = params.len();
+    let values: Vec<Ident> = (0..arity).map(|i| format_ident!("__value{}", i)).collect();
+    let holders: Vec<Ident> = (0..arity).map(|i| format_ident!("__holder{}", i)).collect();
+    let unbox_holders = params.iter().zip(&values).zip(&holders).map(|((p, value), holder)| {
+        let ty = p.ty;
+        let param = LitStr::new(&p.name.to_string(), Span::call_site());
+        quote_spanned! {ty.span()=>
+            let #holder = <<#ty as #private::Unbox<'_>>::Holder as #private::FromValue>::from_value(#value)
+                .map_err(|m| #private::boxed_type(__OP.info(), #param, m))?;
+        }
+    });
+    let unboxed_args = params.iter().zip(&holders).map(|(p, holder)| {
+        let ty = p.ty;
+        quote_spanned!(ty.span()=> <#ty as #private::Unbox<'_>>::unbox(&#holder))
+    });
+    let box_args = params.iter().map(|p| {
+        let (ty, name) = (p.ty, p.name);
+        quote_spanned!(ty.span()=> __stack.push(<#ty as #private::ToValue>::to_value(&#name));)
+    });
+    let fns = quote! {
+        /// Boxed call of a typed kernel: pops the arguments, unboxes them, calls, boxes the result.
+        #[doc(hidden)]
+        pub fn __call_unboxed(
+            __kernel: KernelFn,
+            __keys: #private::DispatchKeySet,
+            __stack: &mut #private::Stack,
+        ) -> ::core::result::Result<(), #private::DispatchError> {
+            let [#(#values),*] = __stack.pop_args::<#arity>(__OP.info().name, __OP.info().schema)?;
+            #(#unbox_holders)*
+            let __result = __kernel(__keys, #(#unboxed_args),*)?;
+            __stack.push(<#output_ty as #private::ToValue>::to_value(&__result));
+            ::core::result::Result::Ok(())
+        }
+
+        /// The typed slot of a boxed fallback: boxes the arguments, runs the fallback, unboxes
+        /// its result.
+        #[doc(hidden)]
+        pub fn __via_boxed(__keys: #private::DispatchKeySet, #(#names: #types),*) -> #result {
+            let mut __stack = #private::Stack::new();
+            #(#box_args)*
+            #private::ErasedOp::redispatch_boxed(&__OP, __keys, &mut __stack)?;
+            let __value = __stack.pop_result(__OP.info().name)?;
+            <#output_ty as #private::FromValue>::from_value(__value)
+                .map_err(|m| #private::boxed_type(__OP.info(), "result", m))
+        }
+    };
+    let option = quote!(::core::option::Option::Some(#private::Boxing {
+        call_unboxed: __call_unboxed,
+        via_boxed: __via_boxed,
+    }));
+    (fns, option)
 }
 
 /// The composite function (the op's body, under a mangled name in the op's own scope so that the
@@ -293,7 +427,7 @@ fn composite(op: &OpFn) -> (TokenStream, TokenStream) {
         impl __Kernel for Composite {
             const KERNEL: Signature = super::#composite_ident;
         }
-        ::core::option::Option::Some(__lift::<Composite> as FallibleSignature)
+        ::core::option::Option::Some(__lift::<Composite> as KernelFn)
     });
     (function, option)
 }

@@ -3,6 +3,8 @@
 //! Each rule reports on the offending token and says why, because a kernel is stored as one
 //! plain, safe function pointer and an op is called like a plain function.
 
+use proc_macro2::{TokenStream, TokenTree};
+use quote::{ToTokens, quote_spanned};
 use syn::{FnArg, ReturnType, Signature, Type};
 
 use crate::ctxt::Errors;
@@ -125,4 +127,33 @@ pub fn returns_result(output: &ReturnType) -> bool {
         },
         ReturnType::Default => false,
     }
+}
+
+/// Whether the first parameter's type is spelled `…DispatchKeySet`: such a kernel receives the
+/// call's keys, to redispatch below its own key.
+pub fn takes_keys_first(sig: &Signature) -> bool {
+    match sig.inputs.first() {
+        Some(FnArg::Typed(pat)) => match &*pat.ty {
+            Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "DispatchKeySet"),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// `*&kernel_fn`, with `*` carrying the span of `fn` and the name that of the signature's last
+/// token: rustc spans an expression from its first to its last token, so a signature mismatch is
+/// underlined across the kernel's whole signature.
+pub fn spanned_reference(sig: &Signature) -> TokenStream {
+    let first = sig.fn_token.span;
+    let last = sig
+        .output
+        .to_token_stream()
+        .into_iter()
+        .last()
+        .as_ref()
+        .map_or(sig.paren_token.span.close(), TokenTree::span);
+    let mut ident = sig.ident.clone();
+    ident.set_span(last);
+    quote_spanned!(first=> *&#ident)
 }

@@ -30,11 +30,16 @@ fn body_runs_where_no_kernel_exists() {
         handle.slot(DispatchKey::CpuSimd).unwrap(),
         SlotOrigin::Composite
     );
-    // Composites serve backend keys only; a mode key with nothing registered stays missing.
+    // Composites serve backend keys (and autograd keys) only; a functionality key with nothing
+    // registered stays missing, and a mode key gets the mode's fallback.
     assert_eq!(
-        handle.slot(DispatchKey::Tracing).unwrap(),
+        handle.slot(DispatchKey::Custom1).unwrap(),
         SlotOrigin::Missing
     );
+    assert!(matches!(
+        handle.slot(DispatchKey::Tracing).unwrap(),
+        SlotOrigin::Fallback(meta) if meta.name == "record_call"
+    ));
     assert!(handle.table_dump().contains("[composite]"));
 }
 

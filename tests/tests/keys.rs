@@ -31,7 +31,7 @@ const EXPECTED: [(DispatchKey, &str); 17] = [
 // ---- one kernel per key, keys in CamelCase ----
 
 /// Returns the name of the key whose kernel ran.
-#[op]
+#[op(unboxed)]
 pub fn every_key(x: &Tensor) -> &'static str;
 
 #[kernel(op = every_key, key = Profiler)]
@@ -106,7 +106,7 @@ fn camel_cpu_naive(_x: &Tensor) -> &'static str {
 // ---- one kernel per key, keys in SCREAMING_CASE (the `DispatchKeySet` constants' spelling) ----
 
 /// Returns the name of the key whose kernel ran.
-#[op(name = "keys::every_key_screaming")]
+#[op(name = "keys::every_key_screaming", unboxed)]
 pub fn every_key_screaming(x: &Tensor) -> &'static str;
 
 #[kernel(op = "every_key_screaming", key = PROFILER)]
@@ -184,7 +184,7 @@ fn screaming_cpu_naive(_x: &Tensor) -> &'static str {
 pub const MY_KEY: DispatchKey = DispatchKey::Custom2;
 
 /// Returns the name of the key whose kernel ran.
-#[op]
+#[op(unboxed)]
 pub fn by_path(x: &Tensor) -> &'static str;
 
 #[kernel(op = by_path, key = crate::MY_KEY)]
@@ -242,7 +242,7 @@ fn check_registrations(handle: switchyard::OpHandle, prefix: &str) {
         DispatchKey::ALL.len(),
         "{registrations:?}"
     );
-    let registered: DispatchKeySet = registrations.iter().map(|(k, _)| *k).collect();
+    let registered: DispatchKeySet = registrations.iter().filter_map(|(k, _)| k.runtime()).collect();
     assert_eq!(registered, DispatchKeySet::all());
     let slots = handle.slots().unwrap();
     assert_eq!(slots.len(), DispatchKey::ALL.len());
@@ -301,7 +301,7 @@ fn keys_given_as_paths() {
     let mut sorted = expected;
     sorted.sort_by_key(|(k, _, _)| *k);
     let summary: Vec<(DispatchKey, &str)> =
-        registrations.iter().map(|(k, m)| (*k, m.name)).collect();
+        registrations.iter().map(|(k, m)| (k.runtime().unwrap(), m.name)).collect();
     let wanted: Vec<(DispatchKey, &str)> = sorted.iter().map(|(k, _, n)| (*k, *n)).collect();
     assert_eq!(summary, wanted);
 

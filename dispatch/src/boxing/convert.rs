@@ -1,0 +1,289 @@
+//! Conversions between typed arguments and results and [`Value`]s.
+
+use std::fmt;
+
+use super::value::Value;
+use crate::device::Device;
+use crate::tensor::Tensor;
+
+/// Boxes a value: every argument and result type of a boxable op implements it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be boxed into a `switchyard::Value`",
+    label = "this type has no boxed form",
+    note = "every argument and result of an op converts to and from `Value`, so that fallbacks \
+            (tracing, profiling) and `call_boxed` can handle the op",
+    note = "implement `ToValue` and `FromValue` (`switchyard::boxable!(YourType);` does both), or \
+            opt the op out of boxing with `#[op(unboxed)]`"
+)]
+pub trait ToValue {
+    /// The boxed form.
+    fn to_value(&self) -> Value;
+}
+
+/// Unboxes an owned value; fails when the value holds another type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be unboxed from a `switchyard::Value`",
+    label = "this type has no boxed form",
+    note = "implement `ToValue` and `FromValue` (`switchyard::boxable!(YourType);` does both), or \
+            opt the op out of boxing with `#[op(unboxed)]`"
+)]
+pub trait FromValue: Sized {
+    /// The typed value, or what was found instead.
+    fn from_value(value: Value) -> Result<Self, TypeMismatch>;
+}
+
+/// Unboxes an argument that may borrow: the value is first converted into an owned `Holder`
+/// (kept alive by the caller), then the argument is taken from it (`&Tensor` from a `Tensor`,
+/// `&[usize]` from a `Vec<usize>`).
+#[diagnostic::on_unimplemented(
+    message = "op argument type `{Self}` cannot be unboxed from a `switchyard::Value`",
+    label = "this type has no boxed form",
+    note = "implement `ToValue` and `FromValue` (`switchyard::boxable!(YourType);` does both), or \
+            opt the op out of boxing with `#[op(unboxed)]`"
+)]
+pub trait Unbox<'a>: Sized {
+    /// The owned value the argument is taken from.
+    type Holder: FromValue;
+    /// The argument.
+    fn unbox(holder: &'a Self::Holder) -> Self;
+}
+
+/// A boxed value of the wrong type.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct TypeMismatch {
+    /// The type that was needed.
+    pub expected: &'static str,
+    /// What the value held instead.
+    pub found: String,
+}
+
+impl TypeMismatch {
+    /// `expected` was needed; `value` was found.
+    #[cold]
+    pub fn new(expected: &'static str, value: &Value) -> Self {
+        TypeMismatch {
+            expected,
+            found: format!("{} `{value}`", value.kind()),
+        }
+    }
+}
+
+impl fmt::Display for TypeMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "expected {}, found {}", self.expected, self.found)
+    }
+}
+
+// ---- references and containers ----
+
+impl<T: ToValue + ?Sized> ToValue for &T {
+    fn to_value(&self) -> Value {
+        (**self).to_value()
+    }
+}
+
+impl<'a, T: FromValue> Unbox<'a> for &'a T {
+    type Holder = T;
+    fn unbox(holder: &'a T) -> Self {
+        holder
+    }
+}
+
+impl<T: ToValue> ToValue for [T] {
+    fn to_value(&self) -> Value {
+        Value::List(self.iter().map(ToValue::to_value).collect())
+    }
+}
+
+impl<'a, T: FromValue> Unbox<'a> for &'a [T] {
+    type Holder = Vec<T>;
+    fn unbox(holder: &'a Vec<T>) -> Self {
+        holder
+    }
+}
+
+impl<T: ToValue, const N: usize> ToValue for [T; N] {
+    fn to_value(&self) -> Value {
+        self.as_slice().to_value()
+    }
+}
+
+impl<T: ToValue> ToValue for Vec<T> {
+    fn to_value(&self) -> Value {
+        self.as_slice().to_value()
+    }
+}
+
+impl<T: FromValue> FromValue for Vec<T> {
+    fn from_value(value: Value) -> Result<Self, TypeMismatch> {
+        match value {
+            Value::List(items) => items.into_iter().map(T::from_value).collect(),
+            other => Err(TypeMismatch::new("list", &other)),
+        }
+    }
+}
+
+impl<'a, T: FromValue + Clone> Unbox<'a> for Vec<T> {
+    type Holder = Vec<T>;
+    fn unbox(holder: &'a Vec<T>) -> Self {
+        holder.clone()
+    }
+}
+
+impl<T: ToValue> ToValue for Option<T> {
+    fn to_value(&self) -> Value {
+        self.as_ref().map_or(Value::None, ToValue::to_value)
+    }
+}
+
+impl<T: FromValue> FromValue for Option<T> {
+    fn from_value(value: Value) -> Result<Self, TypeMismatch> {
+        match value {
+            Value::None => Ok(None),
+            other => T::from_value(other).map(Some),
+        }
+    }
+}
+
+impl<'a, T: FromValue> Unbox<'a> for Option<&'a T> {
+    type Holder = Option<T>;
+    fn unbox(holder: &'a Option<T>) -> Self {
+        holder.as_ref()
+    }
+}
+
+impl ToValue for str {
+    fn to_value(&self) -> Value {
+        Value::Str(self.to_owned())
+    }
+}
+
+impl<'a> Unbox<'a> for &'a str {
+    type Holder = String;
+    fn unbox(holder: &'a String) -> Self {
+        holder
+    }
+}
+
+// ---- owned leaf types ----
+
+/// `ToValue`, `FromValue` and owned `Unbox` for a type with one `Value` variant.
+macro_rules! leaf {
+    ($ty:ty, $name:literal, |$v:ident| $to:expr, $variant:pat => $from:expr) => {
+        impl ToValue for $ty {
+            fn to_value(&self) -> Value {
+                let $v = self;
+                $to
+            }
+        }
+        impl FromValue for $ty {
+            fn from_value(value: Value) -> Result<Self, TypeMismatch> {
+                match value {
+                    $variant => $from,
+                    #[allow(unreachable_patterns)]
+                    other => Err(TypeMismatch::new($name, &other)),
+                }
+            }
+        }
+        owned_unbox!($ty);
+    };
+}
+
+/// An owned argument is unboxed by cloning it out of its holder (for tensors, a reference count).
+macro_rules! owned_unbox {
+    ($($ty:ty),*) => {$(
+        impl<'a> Unbox<'a> for $ty {
+            type Holder = $ty;
+            fn unbox(holder: &'a $ty) -> Self {
+                holder.clone()
+            }
+        }
+        impl<'a> Unbox<'a> for Option<$ty> {
+            type Holder = Option<$ty>;
+            fn unbox(holder: &'a Option<$ty>) -> Self {
+                holder.clone()
+            }
+        }
+    )*};
+}
+
+leaf!(Tensor, "Tensor", |t| Value::Tensor(t.clone()), Value::Tensor(t) => Ok(t));
+leaf!(Device, "Device", |d| Value::Device(*d), Value::Device(d) => Ok(d));
+leaf!(bool, "bool", |b| Value::Bool(*b), Value::Bool(b) => Ok(b));
+leaf!(String, "str", |s| Value::Str(s.clone()), Value::Str(s) => Ok(s));
+leaf!((), "None", |_u| Value::None, Value::None => Ok(()));
+
+/// Floats box as `Float(f64)`; an int is accepted where a float is expected, as in a Python call.
+macro_rules! float {
+    ($($ty:ty),*) => {$(
+        impl ToValue for $ty {
+            fn to_value(&self) -> Value {
+                Value::Float(f64::from(*self))
+            }
+        }
+        impl FromValue for $ty {
+            fn from_value(value: Value) -> Result<Self, TypeMismatch> {
+                match value {
+                    // Narrowing to `f32` rounds, as `f32` arithmetic would.
+                    Value::Float(x) => Ok(x as $ty),
+                    Value::Int(i) => Ok(i as $ty),
+                    other => Err(TypeMismatch::new("float", &other)),
+                }
+            }
+        }
+        owned_unbox!($ty);
+    )*};
+}
+
+float!(f32, f64);
+
+/// Integers box as `Int(i64)`; unboxing checks the range.
+macro_rules! int {
+    ($($ty:ty),*) => {$(
+        impl ToValue for $ty {
+            fn to_value(&self) -> Value {
+                // Every integer type up to 64 bits fits; `u64`/`usize` above `i64::MAX` (no real
+                // shape or index) saturates rather than wrapping into a negative number.
+                Value::Int(i64::try_from(*self).unwrap_or(i64::MAX))
+            }
+        }
+        impl FromValue for $ty {
+            fn from_value(value: Value) -> Result<Self, TypeMismatch> {
+                match value {
+                    Value::Int(i) => <$ty>::try_from(i)
+                        .map_err(|_| TypeMismatch::new(concat!("int in range of ", stringify!($ty)), &Value::Int(i))),
+                    other => Err(TypeMismatch::new(concat!("int (", stringify!($ty), ")"), &other)),
+                }
+            }
+        }
+        owned_unbox!($ty);
+    )*};
+}
+
+int!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips() {
+        assert_eq!(usize::from_value(3usize.to_value()), Ok(3));
+        assert_eq!(f32::from_value(Value::Int(2)), Ok(2.0));
+        assert_eq!(
+            Vec::<usize>::from_value([1usize, 2].to_value()),
+            Ok(vec![1, 2])
+        );
+        assert_eq!(Option::<bool>::from_value(Value::None), Ok(None));
+        let holder = Vec::<usize>::from_value(vec![4usize].to_value()).unwrap();
+        assert_eq!(<&[usize] as Unbox<'_>>::unbox(&holder), &[4]);
+    }
+
+    #[test]
+    fn mismatches_say_what_was_found() {
+        let err = usize::from_value(Value::Int(-1)).unwrap_err();
+        assert_eq!(err.to_string(), "expected int in range of usize, found int `-1`");
+        let err = Tensor::from_value(Value::Str("x".into())).unwrap_err();
+        assert_eq!(err.to_string(), "expected Tensor, found str `\"x\"`");
+    }
+}

@@ -1,0 +1,128 @@
+//! The stack a boxed call passes arguments and results on.
+
+use super::value::Value;
+use crate::error::{DispatchError, ErrorKind};
+
+/// The arguments of a boxed call, in order; after the call, its result.
+///
+/// A boxed kernel pops its op's arguments off the top and pushes the result, as PyTorch's do.
+#[derive(Clone, Debug, Default)]
+pub struct Stack {
+    values: Vec<Value>,
+}
+
+impl Stack {
+    /// An empty stack.
+    pub fn new() -> Self {
+        Stack::default()
+    }
+
+    /// Pushes one value.
+    pub fn push(&mut self, value: impl Into<Value>) {
+        self.values.push(value.into());
+    }
+
+    /// Pops the top value.
+    pub fn pop(&mut self) -> Option<Value> {
+        self.values.pop()
+    }
+
+    /// The number of values.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether the stack is empty.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The values, bottom first.
+    pub fn values(&self) -> &[Value] {
+        &self.values
+    }
+
+    /// The values, bottom first, to inspect or rewrite in place.
+    pub fn values_mut(&mut self) -> &mut [Value] {
+        &mut self.values
+    }
+
+    /// The top `n` values (the last `n` pushed), or all of them if there are fewer.
+    pub fn top(&self, n: usize) -> &[Value] {
+        &self.values[self.values.len().saturating_sub(n)..]
+    }
+
+    /// Removes every value.
+    pub fn clear(&mut self) {
+        self.values.clear();
+    }
+
+    /// Pops the top `N` values, bottom first: an op's arguments. Fewer than `N` values is the
+    /// op's arity error.
+    pub fn pop_args<const N: usize>(
+        &mut self,
+        op: &'static str,
+        schema: &'static str,
+    ) -> Result<[Value; N], DispatchError> {
+        let len = self.values.len();
+        if len < N {
+            return Err(DispatchError::new(ErrorKind::BoxedArity {
+                op,
+                schema,
+                expected: N,
+                found: len,
+            }));
+        }
+        let mut args = self.values.drain(len - N..);
+        Ok(std::array::from_fn(|_| args.next().unwrap_or(Value::None)))
+    }
+
+    /// Pops the result a kernel pushed.
+    pub fn pop_result(&mut self, op: &'static str) -> Result<Value, DispatchError> {
+        self.values.pop().ok_or_else(|| {
+            DispatchError::kernel(op, "a boxed kernel returned without pushing its result")
+        })
+    }
+}
+
+impl From<Vec<Value>> for Stack {
+    fn from(values: Vec<Value>) -> Self {
+        Stack { values }
+    }
+}
+
+impl FromIterator<Value> for Stack {
+    fn from_iter<I: IntoIterator<Item = Value>>(iter: I) -> Self {
+        Stack {
+            values: iter.into_iter().collect(),
+        }
+    }
+}
+
+macro_rules! value_from {
+    ($($ty:ty => $variant:ident),*) => {$(
+        impl From<$ty> for Value {
+            fn from(value: $ty) -> Self {
+                Value::$variant(value.into())
+            }
+        }
+    )*};
+}
+
+value_from!(
+    crate::Tensor => Tensor,
+    crate::Device => Device,
+    bool => Bool,
+    i64 => Int,
+    i32 => Int,
+    f64 => Float,
+    f32 => Float,
+    String => Str,
+    &str => Str
+);
+
+impl From<&crate::Tensor> for Value {
+    fn from(tensor: &crate::Tensor) -> Self {
+        Value::Tensor(tensor.clone())
+    }
+}

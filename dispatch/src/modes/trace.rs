@@ -1,0 +1,153 @@
+//! Tracing: `trace(|| loss(&x, &y))` records the graph of the top-level ops called.
+
+use std::cell::RefCell;
+use std::fmt::{self, Write as _};
+
+use crate::{
+    DispatchError, DispatchKey, DispatchKeySet, OpHandle, Stack, Tensor, Value, fallback,
+    include, with_excluded,
+};
+
+/// One recorded op call: its name, and its inputs and outputs described by shape and device.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TracedCall {
+    /// The op's name.
+    pub op: &'static str,
+    /// Each argument: `%n` for a tensor an earlier traced call produced, else
+    /// `Tensor[2, 3]@cpu`, or the value itself for scalars.
+    pub inputs: Vec<String>,
+    /// The result, described like the inputs.
+    pub outputs: Vec<String>,
+    /// The result's value number (`%n`) if it is a tensor.
+    pub id: Option<usize>,
+}
+
+/// The ops a traced closure called, in call order. Displays as one line per call:
+/// `%1 = mul(%0, Tensor[3]@cpu) -> Tensor[3]@cpu`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Graph {
+    /// The calls, in order.
+    pub calls: Vec<TracedCall>,
+}
+
+impl Graph {
+    /// The names of the ops called, in order.
+    pub fn op_names(&self) -> Vec<&'static str> {
+        self.calls.iter().map(|c| c.op).collect()
+    }
+}
+
+impl fmt::Display for Graph {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for call in &self.calls {
+            let mut line = String::new();
+            if let Some(id) = call.id {
+                let _ = write!(line, "%{id} = ");
+            }
+            let _ = write!(
+                line,
+                "{}({}) -> {}",
+                call.op,
+                call.inputs.join(", "),
+                call.outputs.join(", ")
+            );
+            writeln!(f, "{line}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A trace being recorded: the calls so far, and the tensors they produced (to name them `%n`).
+#[derive(Default)]
+struct Recorder {
+    graph: Graph,
+    produced: Vec<Tensor>,
+}
+
+impl Recorder {
+    fn describe(&self, value: &Value) -> String {
+        match value {
+            Value::Tensor(t) => match self.produced.iter().position(|p| p.same_storage(t)) {
+                Some(id) => format!("%{id}"),
+                None => format!("Tensor{:?}@{}", t.shape(), t.device().name()),
+            },
+            other => other.to_string(),
+        }
+    }
+}
+
+thread_local! {
+    /// Nested `trace` calls each record into their own recorder; the innermost is last.
+    static RECORDERS: RefCell<Vec<Recorder>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Records every op called at top level inside the thread's innermost `trace`, then runs it.
+/// Ops called by the op's own kernels run with `Tracing` excluded, so they are not recorded again.
+#[fallback(key = Tracing)]
+fn record_call(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> Result<(), DispatchError> {
+    let inputs: Vec<String> = RECORDERS.with(|r| match r.borrow().last() {
+        Some(recorder) => stack.top(op.arity()).iter().map(|v| recorder.describe(v)).collect(),
+        None => Vec::new(),
+    });
+    with_excluded(DispatchKey::Tracing, || {
+        op.redispatch_boxed(keys.below(DispatchKey::Tracing), stack)
+    })?;
+    RECORDERS.with(|r| {
+        if let Some(recorder) = r.borrow_mut().last_mut() {
+            let result = stack.top(1).first();
+            let outputs = result.map(|v| recorder.describe(v)).into_iter().collect();
+            let id = match result {
+                Some(Value::Tensor(t)) => {
+                    recorder.produced.push(t.clone());
+                    Some(recorder.produced.len() - 1)
+                }
+                _ => None,
+            };
+            recorder.graph.calls.push(TracedCall {
+                op: op.name(),
+                inputs,
+                outputs,
+                id,
+            });
+        }
+    });
+    Ok(())
+}
+
+/// Pops the recorder even if the traced closure panics.
+struct RecorderScope;
+
+impl Drop for RecorderScope {
+    fn drop(&mut self) {
+        RECORDERS.with(|r| r.borrow_mut().pop());
+    }
+}
+
+/// Runs `f` with tracing on and returns its result with the graph of the top-level ops it called
+/// (name, input and output shapes and devices).
+///
+/// ```
+/// use switchyard::ops::{mean, mul};
+/// use switchyard::{Tensor, trace};
+/// use switchyard_backends as _;
+///
+/// let (x, y) = (Tensor::vector(&[1.0, 2.0]), Tensor::vector(&[3.0, 4.0]));
+/// let (loss, graph) = trace(|| mean(&mul(&x, &y)));
+/// assert_eq!(loss.to_vec(), [5.5]);
+/// assert_eq!(graph.op_names(), ["mul", "mean"]);
+/// assert_eq!(
+///     graph.to_string(),
+///     "%0 = mul(Tensor[2]@cpu, Tensor[2]@cpu) -> Tensor[2]@cpu\n%1 = mean(%0) -> Tensor[]@cpu\n"
+/// );
+/// ```
+pub fn trace<R>(f: impl FnOnce() -> R) -> (R, Graph) {
+    RECORDERS.with(|r| r.borrow_mut().push(Recorder::default()));
+    let scope = RecorderScope;
+    let value = {
+        let _tracing = include(DispatchKey::Tracing);
+        f()
+    };
+    let graph = RECORDERS.with(|r| r.borrow_mut().last_mut().map(|rec| std::mem::take(&mut rec.graph)));
+    drop(scope);
+    (value, graph.unwrap_or_default())
+}
