@@ -150,7 +150,10 @@ mod tests {
     #[test]
     fn below_an_alias_is_below_all_of_its_keys() {
         let all = DispatchKeySet::all();
-        assert_eq!(all.below(AliasKey::Autograd), all.below(DispatchKey::AutogradCpu));
+        assert_eq!(
+            all.below(AliasKey::Autograd),
+            all.below(DispatchKey::AutogradCpu)
+        );
         assert_eq!(
             all.below(DispatchKey::AutogradCpu),
             DispatchKeySet::from_bits_retain((1 << DispatchKey::AutogradCpu.index()) - 1)

@@ -147,7 +147,9 @@ pub fn op_named(name: &str) -> Result<OpHandle, DispatchError> {
             .map(|op| op.info().name)
             .filter(|known| {
                 let known = known.to_lowercase();
-                known.contains(&wanted) || wanted.contains(&known) || edit_distance(&known, &wanted) <= 2
+                known.contains(&wanted)
+                    || wanted.contains(&known)
+                    || edit_distance(&known, &wanted) <= 2
             })
             .collect();
         similar.sort_unstable();

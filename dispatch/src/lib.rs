@@ -89,11 +89,11 @@ pub mod __private_v1 {
 }
 mod private;
 
+pub use alias::{AliasKey, KernelKey};
 pub use arg::DispatchArg;
+pub use boxing::{FromValue, Stack, ToValue, Value};
 pub use device::{DType, Device};
 pub use error::{DispatchError, ErrorKind, Location};
-pub use alias::{AliasKey, KernelKey};
-pub use boxing::{FromValue, Stack, ToValue, Value};
 pub use handle::{OpHandle, call_boxed, dump, find_op, op_named, ops};
 pub use key::{DispatchKey, DispatchKeySet, KeyGroup, NUM_KEYS};
 pub use local::{KeyGuard, LocalKeys, exclude, include, local_keys, with_excluded};

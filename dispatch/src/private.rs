@@ -7,7 +7,7 @@ pub use linkme;
 
 pub use crate::alias::{AliasKey, KernelKey};
 pub use crate::arg::DispatchArg;
-pub use crate::boxing::{FromValue, Stack, ToValue, TypeMismatch, Unbox};
+pub use crate::boxing::{BoxedResult, FromValue, Stack, TypeMismatch, Unbox};
 pub use crate::error::{DispatchError, ErrorKind, Location};
 pub use crate::handle::OpHandle;
 pub use crate::key::{DispatchKey, DispatchKeySet};
@@ -21,11 +21,7 @@ pub use crate::trace_log::enter as trace_depth;
 
 /// The error for a boxed argument (or result) of the wrong type.
 #[cold]
-pub fn boxed_type(
-    info: &OpInfo,
-    argument: &'static str,
-    mismatch: TypeMismatch,
-) -> DispatchError {
+pub fn boxed_type(info: &OpInfo, argument: &'static str, mismatch: TypeMismatch) -> DispatchError {
     DispatchError::new(ErrorKind::BoxedType {
         op: info.name,
         schema: info.schema,

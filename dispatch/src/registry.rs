@@ -33,7 +33,7 @@ pub struct KernelRegistration<F: 'static> {
 
 impl<F: Copy> Clone for KernelRegistration<F> {
     fn clone(&self) -> Self {
-        KernelRegistration { ..*self }
+        *self
     }
 }
 

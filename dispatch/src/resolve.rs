@@ -10,7 +10,9 @@ use crate::alias::{AliasKey, KernelKey};
 use crate::device::Device;
 use crate::error::{DispatchError, ErrorKind};
 use crate::key::{DispatchKey, DispatchKeySet, NUM_KEYS};
-use crate::registry::{BoxedKernel, FallbackKind, FallbackRegistration, KernelMeta, KernelRegistration};
+use crate::registry::{
+    BoxedKernel, FallbackKind, FallbackRegistration, KernelMeta, KernelRegistration,
+};
 
 /// What one slot of an op's table resolved to.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -98,7 +100,11 @@ pub(crate) fn resolve<F: Copy>(
     let explicit = find(AliasKey::CompositeExplicit.into());
     let implicit = find(AliasKey::CompositeImplicit.into());
     let autograd = find(AliasKey::Autograd.into());
-    let with_kernel: DispatchKeySet = regs.kernels.iter().filter_map(|r| r.key.runtime()).collect();
+    let with_kernel: DispatchKeySet = regs
+        .kernels
+        .iter()
+        .filter_map(|r| r.key.runtime())
+        .collect();
 
     let slot = |key: DispatchKey| -> Resolved<F> {
         let typed = |kernel: &KernelRegistration<F>, origin| Resolved {
@@ -179,7 +185,11 @@ fn check_unique_kernels<F>(op: &'static str, regs: &Registrations<F>) -> Result<
         .kernels
         .iter()
         .map(|r| (r.key, r.meta))
-        .chain(regs.fallthrough.iter().map(|(k, meta)| (KernelKey::Key(*k), *meta)))
+        .chain(
+            regs.fallthrough
+                .iter()
+                .map(|(k, meta)| (KernelKey::Key(*k), *meta)),
+        )
         .collect();
     entries.sort_by_key(|(key, meta)| (*key, meta.location, meta.name));
     match entries.windows(2).find(|pair| pair[0].0 == pair[1].0) {

@@ -161,14 +161,24 @@ pub fn register_fallback(
     name: &'static str,
     kernel: BoxedKernel,
 ) -> Result<Registration, DispatchError> {
-    add_fallback(key, name, FallbackKind::Boxed(kernel), CallerLocation::caller())
+    add_fallback(
+        key,
+        name,
+        FallbackKind::Boxed(kernel),
+        CallerLocation::caller(),
+    )
 }
 
 /// Makes `key` a fallthrough for every op without a kernel of its own there, until the returned
 /// guard drops.
 #[track_caller]
 pub fn register_fallthrough(key: DispatchKey) -> Result<Registration, DispatchError> {
-    add_fallback(key, "fallthrough", FallbackKind::Fallthrough, CallerLocation::caller())
+    add_fallback(
+        key,
+        "fallthrough",
+        FallbackKind::Fallthrough,
+        CallerLocation::caller(),
+    )
 }
 
 fn add_fallback(

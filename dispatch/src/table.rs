@@ -315,7 +315,11 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     }
 
     #[cold]
-    fn nothing_selected(&'static self, keys: DispatchKeySet, arg_keys: DispatchKeySet) -> DispatchError {
+    fn nothing_selected(
+        &'static self,
+        keys: DispatchKeySet,
+        arg_keys: DispatchKeySet,
+    ) -> DispatchError {
         match keys.highest() {
             // Every key left is a fallthrough: report the highest one.
             Some(key) => self.missing_at(key, keys),
@@ -327,7 +331,12 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     }
 
     #[cold]
-    fn missing(&'static self, table: &Table<F>, index: usize, keys: DispatchKeySet) -> DispatchError {
+    fn missing(
+        &'static self,
+        table: &Table<F>,
+        index: usize,
+        keys: DispatchKeySet,
+    ) -> DispatchError {
         let key = DispatchKey::from_index(index).expect("slot indices come from valid keys");
         match table.origins[index] {
             SlotOrigin::FallbackUnboxed(_) => DispatchError::new(ErrorKind::Unboxed {
@@ -472,12 +481,12 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         {
             let mut op = locked(&self.runtime);
             push(&mut op, id);
-            if let Some(error) = self.compute(Some((&op, &global))).error {
-                if matches!(error.kind(), ErrorKind::DuplicateKernel { .. }) {
-                    op.kernels.retain(|(i, _)| *i != id);
-                    op.fallthrough.retain(|(i, ..)| *i != id);
-                    return Err(error);
-                }
+            if let Some(error) = self.compute(Some((&op, &global))).error
+                && matches!(error.kind(), ErrorKind::DuplicateKernel { .. })
+            {
+                op.kernels.retain(|(i, _)| *i != id);
+                op.fallthrough.retain(|(i, ..)| *i != id);
+                return Err(error);
             }
         }
         self.base.get_or_init(|| self.compute(None));

@@ -132,7 +132,11 @@ fn generate(function: &ItemFn, op: &Path, key: &TokenStream, krate: &Path) -> To
             quote!(__FallibleKernel),
             Some(quote!(__lift_fallible)),
         ),
-        (true, false) => (quote!(KeyedSignature), quote!(__KeyedKernel), Some(quote!(__lift_keyed))),
+        (true, false) => (
+            quote!(KeyedSignature),
+            quote!(__KeyedKernel),
+            Some(quote!(__lift_keyed)),
+        ),
         // Already in the table's form.
         (true, true) => (quote!(KernelFn), quote!(__KeyedFallibleKernel), None),
     };

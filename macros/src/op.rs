@@ -116,7 +116,14 @@ pub fn expand(attr: TokenStream, item: TokenStream, line: usize) -> TokenStream 
     if let Some(compile_errors) = errors.finish() {
         return stub(&op, compile_errors);
     }
-    generate(&op, &name, &params, unboxed, &quote!(#krate::__private_v1), line)
+    generate(
+        &op,
+        &name,
+        &params,
+        unboxed,
+        &quote!(#krate::__private_v1),
+        line,
+    )
 }
 
 /// On error: the errors, plus the function with an unreachable body so that call sites stay quiet.
@@ -357,22 +364,37 @@ fn boxing(
     let arity = params.len();
     let values: Vec<Ident> = (0..arity).map(|i| format_ident!("__value{}", i)).collect();
     let holders: Vec<Ident> = (0..arity).map(|i| format_ident!("__holder{}", i)).collect();
-    let unbox_holders = params.iter().zip(&values).zip(&holders).map(|((p, value), holder)| {
-        let ty = p.ty;
-        let param = LitStr::new(&p.name.to_string(), Span::call_site());
-        quote_spanned! {ty.span()=>
-            let #holder = <<#ty as #private::Unbox<'_>>::Holder as #private::FromValue>::from_value(#value)
-                .map_err(|m| #private::boxed_type(__OP.info(), #param, m))?;
-        }
-    });
-    let unboxed_args = params.iter().zip(&holders).map(|(p, holder)| {
-        let ty = p.ty;
-        quote_spanned!(ty.span()=> <#ty as #private::Unbox<'_>>::unbox(&#holder))
+    let unbox_holders = params
+        .iter()
+        .zip(&values)
+        .zip(&holders)
+        .map(|((p, value), holder)| {
+            let ty = p.ty;
+            let param = LitStr::new(&p.name.to_string(), Span::call_site());
+            quote_spanned! {ty.span()=>
+                let #holder = <#ty as #private::Unbox<'_>>::holder(#value)
+                    .map_err(|m| #private::boxed_type(__OP.info(), #param, m))?;
+            }
+        });
+    let unbox_args = params.iter().zip(&holders).map(|(p, holder)| {
+        let (ty, name) = (p.ty, p.name);
+        quote_spanned!(ty.span()=> let #name: #ty = <#ty as #private::Unbox<'_>>::unbox(&#holder);)
     });
     let box_args = params.iter().map(|p| {
         let (ty, name) = (p.ty, p.name);
-        quote_spanned!(ty.span()=> __stack.push(<#ty as #private::ToValue>::to_value(&#name));)
+        quote_spanned!(ty.span()=> __stack.push(<#ty as #private::Unbox<'_>>::boxed(&#name));)
     });
+    let output_span = output_ty
+        .clone()
+        .into_iter()
+        .next()
+        .map_or(Span::call_site(), |t| t.span());
+    let push_result = quote_spanned! {output_span=>
+        __stack.push(<#output_ty as #private::BoxedResult>::boxed(&__result));
+    };
+    let unbox_result = quote_spanned! {output_span=>
+        <#output_ty as #private::BoxedResult>::unboxed(__value)
+    };
     let fns = quote! {
         /// Boxed call of a typed kernel: pops the arguments, unboxes them, calls, boxes the result.
         #[doc(hidden)]
@@ -383,8 +405,9 @@ fn boxing(
         ) -> ::core::result::Result<(), #private::DispatchError> {
             let [#(#values),*] = __stack.pop_args::<#arity>(__OP.info().name, __OP.info().schema)?;
             #(#unbox_holders)*
-            let __result = __kernel(__keys, #(#unboxed_args),*)?;
-            __stack.push(<#output_ty as #private::ToValue>::to_value(&__result));
+            #(#unbox_args)*
+            let __result = __kernel(__keys, #(#names),*)?;
+            #push_result
             ::core::result::Result::Ok(())
         }
 
@@ -396,7 +419,7 @@ fn boxing(
             #(#box_args)*
             #private::ErasedOp::redispatch_boxed(&__OP, __keys, &mut __stack)?;
             let __value = __stack.pop_result(__OP.info().name)?;
-            <#output_ty as #private::FromValue>::from_value(__value)
+            #unbox_result
                 .map_err(|m| #private::boxed_type(__OP.info(), "result", m))
         }
     };

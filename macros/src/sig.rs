@@ -134,7 +134,11 @@ pub fn returns_result(output: &ReturnType) -> bool {
 pub fn takes_keys_first(sig: &Signature) -> bool {
     match sig.inputs.first() {
         Some(FnArg::Typed(pat)) => match &*pat.ty {
-            Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "DispatchKeySet"),
+            Type::Path(p) => p
+                .path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "DispatchKeySet"),
             _ => false,
         },
         _ => false,

@@ -208,7 +208,10 @@ fn no_dispatchable_arguments_is_an_error() {
         ),
         "{err}"
     );
-    assert!(err.to_string().contains("no dispatchable arguments"), "{err}");
+    assert!(
+        err.to_string().contains("no dispatchable arguments"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -242,7 +242,10 @@ fn check_registrations(handle: switchyard::OpHandle, prefix: &str) {
         DispatchKey::ALL.len(),
         "{registrations:?}"
     );
-    let registered: DispatchKeySet = registrations.iter().filter_map(|(k, _)| k.runtime()).collect();
+    let registered: DispatchKeySet = registrations
+        .iter()
+        .filter_map(|(k, _)| k.runtime())
+        .collect();
     assert_eq!(registered, DispatchKeySet::all());
     let slots = handle.slots().unwrap();
     assert_eq!(slots.len(), DispatchKey::ALL.len());
@@ -300,8 +303,10 @@ fn keys_given_as_paths() {
     // Sorted by key: lowest first.
     let mut sorted = expected;
     sorted.sort_by_key(|(k, _, _)| *k);
-    let summary: Vec<(DispatchKey, &str)> =
-        registrations.iter().map(|(k, m)| (k.runtime().unwrap(), m.name)).collect();
+    let summary: Vec<(DispatchKey, &str)> = registrations
+        .iter()
+        .map(|(k, m)| (k.runtime().unwrap(), m.name))
+        .collect();
     let wanted: Vec<(DispatchKey, &str)> = sorted.iter().map(|(k, _, n)| (*k, *n)).collect();
     assert_eq!(summary, wanted);
 

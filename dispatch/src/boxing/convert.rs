@@ -32,9 +32,12 @@ pub trait FromValue: Sized {
     fn from_value(value: Value) -> Result<Self, TypeMismatch>;
 }
 
-/// Unboxes an argument that may borrow: the value is first converted into an owned `Holder`
-/// (kept alive by the caller), then the argument is taken from it (`&Tensor` from a `Tensor`,
-/// `&[usize]` from a `Vec<usize>`).
+/// An op argument's boxed form, both ways. Boxing is [`ToValue`]; unboxing may borrow: the value
+/// is first converted into an owned `Holder` (kept alive by the caller), then the argument is
+/// taken from it (`&Tensor` from a `Tensor`, `&[usize]` from a `Vec<usize>`).
+///
+/// Generated code names only this trait for arguments, so an unboxable argument type is one
+/// error, on the type.
 #[diagnostic::on_unimplemented(
     message = "op argument type `{Self}` cannot be unboxed from a `switchyard::Value`",
     label = "this type has no boxed form",
@@ -46,6 +49,38 @@ pub trait Unbox<'a>: Sized {
     type Holder: FromValue;
     /// The argument.
     fn unbox(holder: &'a Self::Holder) -> Self;
+    /// Unboxes the holder from a value.
+    fn holder(value: Value) -> Result<Self::Holder, TypeMismatch> {
+        Self::Holder::from_value(value)
+    }
+    /// The argument's boxed form.
+    fn boxed(&self) -> Value;
+}
+
+/// A result's boxed form, both ways; generated code names only this trait for results, so an
+/// unboxable result type is reported on the type.
+#[diagnostic::on_unimplemented(
+    message = "op result type `{Self}` cannot be boxed into a `switchyard::Value`",
+    label = "this type has no boxed form",
+    note = "every argument and result of an op converts to and from `Value`, so that fallbacks \
+            (tracing, profiling) and `call_boxed` can handle the op",
+    note = "implement `ToValue` and `FromValue` (`switchyard::boxable!(YourType);` does both), or \
+            opt the op out of boxing with `#[op(unboxed)]`"
+)]
+pub trait BoxedResult: Sized {
+    /// Boxes the result.
+    fn boxed(&self) -> Value;
+    /// Unboxes the result.
+    fn unboxed(value: Value) -> Result<Self, TypeMismatch>;
+}
+
+impl<T: ToValue + FromValue> BoxedResult for T {
+    fn boxed(&self) -> Value {
+        self.to_value()
+    }
+    fn unboxed(value: Value) -> Result<Self, TypeMismatch> {
+        T::from_value(value)
+    }
 }
 
 /// A boxed value of the wrong type.
@@ -82,10 +117,13 @@ impl<T: ToValue + ?Sized> ToValue for &T {
     }
 }
 
-impl<'a, T: FromValue> Unbox<'a> for &'a T {
+impl<'a, T: FromValue + ToValue> Unbox<'a> for &'a T {
     type Holder = T;
     fn unbox(holder: &'a T) -> Self {
         holder
+    }
+    fn boxed(&self) -> Value {
+        self.to_value()
     }
 }
 
@@ -95,10 +133,13 @@ impl<T: ToValue> ToValue for [T] {
     }
 }
 
-impl<'a, T: FromValue> Unbox<'a> for &'a [T] {
+impl<'a, T: FromValue + ToValue> Unbox<'a> for &'a [T] {
     type Holder = Vec<T>;
     fn unbox(holder: &'a Vec<T>) -> Self {
         holder
+    }
+    fn boxed(&self) -> Value {
+        self.to_value()
     }
 }
 
@@ -123,10 +164,13 @@ impl<T: FromValue> FromValue for Vec<T> {
     }
 }
 
-impl<'a, T: FromValue + Clone> Unbox<'a> for Vec<T> {
+impl<'a, T: FromValue + ToValue + Clone> Unbox<'a> for Vec<T> {
     type Holder = Vec<T>;
     fn unbox(holder: &'a Vec<T>) -> Self {
         holder.clone()
+    }
+    fn boxed(&self) -> Value {
+        self.to_value()
     }
 }
 
@@ -145,10 +189,13 @@ impl<T: FromValue> FromValue for Option<T> {
     }
 }
 
-impl<'a, T: FromValue> Unbox<'a> for Option<&'a T> {
+impl<'a, T: FromValue + ToValue> Unbox<'a> for Option<&'a T> {
     type Holder = Option<T>;
     fn unbox(holder: &'a Option<T>) -> Self {
         holder.as_ref()
+    }
+    fn boxed(&self) -> Value {
+        self.to_value()
     }
 }
 
@@ -162,6 +209,9 @@ impl<'a> Unbox<'a> for &'a str {
     type Holder = String;
     fn unbox(holder: &'a String) -> Self {
         holder
+    }
+    fn boxed(&self) -> Value {
+        self.to_value()
     }
 }
 
@@ -197,11 +247,17 @@ macro_rules! owned_unbox {
             fn unbox(holder: &'a $ty) -> Self {
                 holder.clone()
             }
+            fn boxed(&self) -> Value {
+                self.to_value()
+            }
         }
         impl<'a> Unbox<'a> for Option<$ty> {
             type Holder = Option<$ty>;
             fn unbox(holder: &'a Option<$ty>) -> Self {
                 holder.clone()
+            }
+            fn boxed(&self) -> Value {
+                self.to_value()
             }
         }
     )*};
@@ -282,7 +338,10 @@ mod tests {
     #[test]
     fn mismatches_say_what_was_found() {
         let err = usize::from_value(Value::Int(-1)).unwrap_err();
-        assert_eq!(err.to_string(), "expected int in range of usize, found int `-1`");
+        assert_eq!(
+            err.to_string(),
+            "expected int in range of usize, found int `-1`"
+        );
         let err = Tensor::from_value(Value::Str("x".into())).unwrap_err();
         assert_eq!(err.to_string(), "expected Tensor, found str `\"x\"`");
     }

@@ -56,7 +56,11 @@ impl Profile {
 
 impl fmt::Display for Profile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{:<16} {:>7} {:>12} {:>12}", "op", "calls", "total", "mean")?;
+        writeln!(
+            f,
+            "{:<16} {:>7} {:>12} {:>12}",
+            "op", "calls", "total", "mean"
+        )?;
         for row in &self.rows {
             writeln!(
                 f,
@@ -118,9 +122,12 @@ pub fn profile<R>(f: impl FnOnce() -> R) -> (R, Profile) {
         let _profiling = include(DispatchKey::Profiler);
         f()
     };
-    let mut profile =
-        PROFILES.with(|p| p.borrow_mut().last_mut().map(std::mem::take)).unwrap_or_default();
+    let mut profile = PROFILES
+        .with(|p| p.borrow_mut().last_mut().map(std::mem::take))
+        .unwrap_or_default();
     drop(scope);
-    profile.rows.sort_by(|a, b| b.total.cmp(&a.total).then(a.op.cmp(b.op)));
+    profile
+        .rows
+        .sort_by(|a, b| b.total.cmp(&a.total).then(a.op.cmp(b.op)));
     (value, profile)
 }

@@ -4,8 +4,8 @@ use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 
 use crate::{
-    DispatchError, DispatchKey, DispatchKeySet, OpHandle, Stack, Tensor, Value, fallback,
-    include, with_excluded,
+    DispatchError, DispatchKey, DispatchKeySet, OpHandle, Stack, Tensor, Value, fallback, include,
+    with_excluded,
 };
 
 /// One recorded op call: its name, and its inputs and outputs described by shape and device.
@@ -84,9 +84,17 @@ thread_local! {
 /// Records every op called at top level inside the thread's innermost `trace`, then runs it.
 /// Ops called by the op's own kernels run with `Tracing` excluded, so they are not recorded again.
 #[fallback(key = Tracing)]
-fn record_call(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> Result<(), DispatchError> {
+fn record_call(
+    op: &OpHandle,
+    keys: DispatchKeySet,
+    stack: &mut Stack,
+) -> Result<(), DispatchError> {
     let inputs: Vec<String> = RECORDERS.with(|r| match r.borrow().last() {
-        Some(recorder) => stack.top(op.arity()).iter().map(|v| recorder.describe(v)).collect(),
+        Some(recorder) => stack
+            .top(op.arity())
+            .iter()
+            .map(|v| recorder.describe(v))
+            .collect(),
         None => Vec::new(),
     });
     with_excluded(DispatchKey::Tracing, || {
@@ -147,7 +155,11 @@ pub fn trace<R>(f: impl FnOnce() -> R) -> (R, Graph) {
         let _tracing = include(DispatchKey::Tracing);
         f()
     };
-    let graph = RECORDERS.with(|r| r.borrow_mut().last_mut().map(|rec| std::mem::take(&mut rec.graph)));
+    let graph = RECORDERS.with(|r| {
+        r.borrow_mut()
+            .last_mut()
+            .map(|rec| std::mem::take(&mut rec.graph))
+    });
     drop(scope);
     (value, graph.unwrap_or_default())
 }

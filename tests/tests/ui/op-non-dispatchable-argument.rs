@@ -5,7 +5,8 @@ pub struct Padding {
     pub right: usize,
 }
 
-#[op(name = "pad")]
+// `unboxed`, so that the only error is the missing `DispatchArg`.
+#[op(name = "pad", unboxed)]
 pub fn pad(x: &Tensor, padding: Padding) -> Tensor;
 
 fn main() {}
