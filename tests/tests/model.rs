@@ -1,0 +1,350 @@
+//! Model-based property test of table computation and dispatch (DESIGN §3).
+//!
+//! Random sets of runtime registrations (kernels at random keys, a composite body or not,
+//! `CompositeExplicit`, the `Autograd` alias, per-op fallthroughs, boxed fallbacks and
+//! fallthrough fallbacks) and random calls (argument keys, thread-local includes and excludes),
+//! typed and boxed. What runs must be what a small reference model of DESIGN §3 predicts.
+//!
+//! This file is its own test binary, so its global fallbacks touch no other test.
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use switchyard::{
+    AliasKey, DispatchArg, DispatchError, DispatchKey, DispatchKeySet, ErrorKind, OpHandle,
+    Registration, Stack, Value, boxable, exclude, include, op, register_fallback,
+    register_fallthrough,
+};
+use switchyard_backends as _;
+
+/// An argument that carries whatever keys the test gives it.
+#[derive(Clone, Debug)]
+pub struct Keys(DispatchKeySet);
+
+impl DispatchArg for Keys {
+    fn dispatch_keys(&self) -> DispatchKeySet {
+        self.0
+    }
+}
+boxable!(Keys);
+
+#[op(name = "model::probe")]
+pub fn probe(x: &Keys) -> i64;
+
+type KernelFn = probe::KernelFn;
+
+/// Kernel `N` answers `N`, so the test sees which one ran.
+fn kernel<const N: i64>(_: DispatchKeySet, _: &Keys) -> switchyard::Result<i64> {
+    Ok(N)
+}
+
+/// Boxed fallback `N` answers `N` without running anything below it.
+fn fallback<const N: i64>(_: &OpHandle, _: DispatchKeySet, stack: &mut Stack) -> switchyard::Result<()> {
+    stack.clear();
+    stack.push(Value::Int(N));
+    Ok(())
+}
+
+const EXPLICIT: i64 = 100;
+const IMPLICIT: i64 = 101;
+const AUTOGRAD: i64 = 102;
+const FALLBACK: i64 = 200;
+
+/// The kernel for key index `i` answers `i`; for the aliases, the constants above.
+const KERNELS: [KernelFn; 17] = [
+    kernel::<0>, kernel::<1>, kernel::<2>, kernel::<3>, kernel::<4>, kernel::<5>, kernel::<6>,
+    kernel::<7>, kernel::<8>, kernel::<9>, kernel::<10>, kernel::<11>, kernel::<12>, kernel::<13>,
+    kernel::<14>, kernel::<15>, kernel::<16>,
+];
+const FALLBACKS: [switchyard::BoxedKernel; 17] = [
+    fallback::<200>, fallback::<201>, fallback::<202>, fallback::<203>, fallback::<204>,
+    fallback::<205>, fallback::<206>, fallback::<207>, fallback::<208>, fallback::<209>,
+    fallback::<210>, fallback::<211>, fallback::<212>, fallback::<213>, fallback::<214>,
+    fallback::<215>, fallback::<216>,
+];
+
+/// Keys whose fallback is fixed by the framework: `CpuSimd` falls through, and the `Tracing` and
+/// `Profiler` modes redispatch below themselves (transparent when no trace or profile records).
+const FIXED_FALLBACK: DispatchKeySet = DispatchKeySet::CPU_SIMD
+    .union(DispatchKeySet::TRACING)
+    .union(DispatchKeySet::PROFILER);
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum PerKey {
+    Nothing,
+    Kernel,
+    /// Per-op fallthrough.
+    Skip,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fallback {
+    Nothing,
+    Boxed,
+    Fallthrough,
+}
+
+#[derive(Clone, Debug)]
+struct Registrations {
+    per_key: [PerKey; 17],
+    fallbacks: [Fallback; 17],
+    explicit: bool,
+    implicit: bool,
+    autograd: bool,
+}
+
+#[derive(Clone, Debug)]
+struct Call {
+    args: DispatchKeySet,
+    include: DispatchKeySet,
+    exclude: DispatchKeySet,
+    boxed: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Outcome {
+    Ran(i64),
+    Missing(DispatchKey),
+    NoKeys,
+    Mismatch,
+}
+
+// ---- the reference model: DESIGN §3, written out directly ----
+
+fn device_of(key: DispatchKey) -> Option<DispatchKeySet> {
+    match key {
+        DispatchKey::CpuNaive | DispatchKey::CpuSimd => Some(DispatchKeySet::CPU),
+        DispatchKey::PrivateUse1 => Some(DispatchKeySet::PRIVATE_USE1),
+        DispatchKey::PrivateUse2 => Some(DispatchKeySet::PRIVATE_USE2),
+        DispatchKey::PrivateUse3 => Some(DispatchKeySet::PRIVATE_USE3),
+        DispatchKey::Wgpu => Some(DispatchKeySet::WGPU),
+        _ => None,
+    }
+}
+
+fn backend_of_autograd(key: DispatchKey) -> Option<DispatchKeySet> {
+    match key {
+        DispatchKey::AutogradCpu => Some(DispatchKeySet::CPU),
+        DispatchKey::AutogradPrivateUse1 => Some(DispatchKeySet::PRIVATE_USE1),
+        DispatchKey::AutogradPrivateUse2 => Some(DispatchKeySet::PRIVATE_USE2),
+        DispatchKey::AutogradPrivateUse3 => Some(DispatchKeySet::PRIVATE_USE3),
+        DispatchKey::AutogradWgpu => Some(DispatchKeySet::WGPU),
+        _ => None,
+    }
+}
+
+enum Slot {
+    Run(i64),
+    Skip,
+    Transparent,
+    Missing,
+}
+
+fn model_slot(r: &Registrations, key: DispatchKey) -> Slot {
+    let i = key.index();
+    let has_kernel = |k: DispatchKey| r.per_key[k.index()] == PerKey::Kernel;
+    match r.per_key[i] {
+        PerKey::Kernel => return Slot::Run(i as i64),
+        PerKey::Skip => return Slot::Skip,
+        PerKey::Nothing => {}
+    }
+    // A composite fills a backend key unless a lower key of the same device has a kernel.
+    let composite_fills = device_of(key).is_some_and(|device| {
+        !device.keys().any(|k| k < key && has_kernel(k))
+    });
+    if r.explicit && composite_fills {
+        return Slot::Run(EXPLICIT);
+    }
+    let autograd_backend = backend_of_autograd(key);
+    let backend_has_kernel =
+        autograd_backend.is_some_and(|b| b.keys().any(has_kernel)) || r.explicit;
+    if r.implicit && (composite_fills || (autograd_backend.is_some() && !backend_has_kernel)) {
+        return Slot::Run(IMPLICIT);
+    }
+    if r.autograd && autograd_backend.is_some() {
+        return Slot::Run(AUTOGRAD);
+    }
+    match key {
+        DispatchKey::CpuSimd => return Slot::Skip,
+        DispatchKey::Tracing | DispatchKey::Profiler => return Slot::Transparent,
+        _ => {}
+    }
+    match r.fallbacks[i] {
+        Fallback::Boxed => Slot::Run(FALLBACK + i as i64),
+        Fallback::Fallthrough => Slot::Skip,
+        Fallback::Nothing => Slot::Missing,
+    }
+}
+
+fn model(r: &Registrations, call: &Call) -> Outcome {
+    let families = call.args.keys().filter_map(device_of).fold(Vec::new(), |mut seen, d| {
+        if !seen.contains(&d) {
+            seen.push(d);
+        }
+        seen
+    });
+    if families.len() > 1 {
+        return Outcome::Mismatch;
+    }
+    let keys = (call.args | call.include) - call.exclude;
+    // What is still to dispatch on: a transparent mode redispatches with the keys below it.
+    let mut remaining = keys;
+    for key in keys.keys() {
+        match model_slot(r, key) {
+            Slot::Run(id) => return Outcome::Ran(id),
+            Slot::Missing => return Outcome::Missing(key),
+            Slot::Skip => {}
+            Slot::Transparent => remaining = remaining.below(key),
+        }
+    }
+    if r.explicit {
+        Outcome::Ran(EXPLICIT)
+    } else if r.implicit {
+        Outcome::Ran(IMPLICIT)
+    } else {
+        match remaining.highest() {
+            Some(key) => Outcome::Missing(key),
+            None => Outcome::NoKeys,
+        }
+    }
+}
+
+// ---- the system under test ----
+
+fn register_all(r: &Registrations) -> Vec<Registration> {
+    let mut live = Vec::new();
+    for key in DispatchKey::ALL {
+        let i = key.index();
+        match r.per_key[i] {
+            PerKey::Kernel => live.push(probe::register(key, "k", KERNELS[i]).unwrap()),
+            PerKey::Skip => live.push(probe::handle().register_fallthrough(key).unwrap()),
+            PerKey::Nothing => {}
+        }
+        match r.fallbacks[i] {
+            Fallback::Boxed => live.push(register_fallback(key, "fb", FALLBACKS[i]).unwrap()),
+            Fallback::Fallthrough => live.push(register_fallthrough(key).unwrap()),
+            Fallback::Nothing => {}
+        }
+    }
+    let aliases = [
+        (r.explicit, AliasKey::CompositeExplicit, kernel::<EXPLICIT> as KernelFn),
+        (r.implicit, AliasKey::CompositeImplicit, kernel::<IMPLICIT>),
+        (r.autograd, AliasKey::Autograd, kernel::<AUTOGRAD>),
+    ];
+    for (on, alias, kernel) in aliases {
+        if on {
+            live.push(probe::register(alias, "alias", kernel).unwrap());
+        }
+    }
+    live
+}
+
+fn outcome(result: Result<i64, DispatchError>) -> Outcome {
+    match result {
+        Ok(id) => Outcome::Ran(id),
+        Err(e) => match e.kind() {
+            ErrorKind::MissingKernel { key, .. } => Outcome::Missing(*key),
+            ErrorKind::NoDispatchKeys { .. } => Outcome::NoKeys,
+            ErrorKind::DeviceMismatch { .. } => Outcome::Mismatch,
+            _ => panic!("unexpected error: {e}"),
+        },
+    }
+}
+
+fn run(call: &Call) -> Outcome {
+    let _include = include(call.include);
+    let _exclude = exclude(call.exclude);
+    let arg = Keys(call.args);
+    if call.boxed {
+        let mut stack = Stack::new();
+        stack.push(Value::custom(arg.clone(), arg.0));
+        outcome(
+            probe::handle()
+                .call_boxed(&mut stack)
+                .map(|()| match stack.pop() {
+                    Some(Value::Int(id)) => id,
+                    other => panic!("boxed result {other:?}"),
+                }),
+        )
+    } else {
+        outcome(try_probe(&arg))
+    }
+}
+
+// ---- generators ----
+
+fn keyset() -> impl Strategy<Value = DispatchKeySet> {
+    // Sparse sets: each key with probability 1/4.
+    proptest::collection::vec(proptest::bool::weighted(0.25), 17).prop_map(|bits| {
+        DispatchKey::ALL
+            .into_iter()
+            .filter(|k| bits[k.index()])
+            .collect()
+    })
+}
+
+fn registrations() -> impl Strategy<Value = Registrations> {
+    let per_key = proptest::collection::vec(
+        prop_oneof![4 => Just(PerKey::Nothing), 3 => Just(PerKey::Kernel), 1 => Just(PerKey::Skip)],
+        17,
+    );
+    let fallbacks = proptest::collection::vec(
+        prop_oneof![5 => Just(Fallback::Nothing), 1 => Just(Fallback::Boxed), 1 => Just(Fallback::Fallthrough)],
+        17,
+    );
+    (per_key, fallbacks, any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
+        |(per_key, fallbacks, explicit, implicit, autograd)| {
+            let mut r = Registrations {
+                per_key: per_key.try_into().unwrap(),
+                fallbacks: fallbacks.try_into().unwrap(),
+                explicit,
+                implicit,
+                autograd,
+            };
+            for key in FIXED_FALLBACK.keys() {
+                r.fallbacks[key.index()] = Fallback::Nothing;
+            }
+            r
+        },
+    )
+}
+
+fn call() -> impl Strategy<Value = Call> {
+    (keyset(), keyset(), keyset(), any::<bool>()).prop_map(|(args, include, exclude, boxed)| {
+        // Arguments carry whole device families (ARCHITECTURE.md: a CPU argument carries both
+        // CPU keys); includes and excludes are arbitrary.
+        let args = if args.intersects(DispatchKeySet::CPU) {
+            args | DispatchKeySet::CPU
+        } else {
+            args
+        };
+        Call {
+            args,
+            include,
+            exclude,
+            boxed,
+        }
+    })
+}
+
+#[test]
+fn dispatch_matches_the_reference_model() {
+    // 10,000 sets of registrations, 8 calls each.
+    let mut runner = TestRunner::new(Config {
+        cases: 10_000,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = (registrations(), proptest::collection::vec(call(), 8));
+    runner
+        .run(&strategy, |(r, calls)| {
+            let live = register_all(&r);
+            for call in &calls {
+                let expected = model(&r, call);
+                let actual = run(call);
+                prop_assert_eq!(&actual, &expected, "call {:?}\n{}", call, probe::handle().table_dump());
+            }
+            drop(live);
+            Ok(())
+        })
+        .unwrap();
+}
