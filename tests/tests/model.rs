@@ -38,7 +38,11 @@ fn kernel<const N: i64>(_: DispatchKeySet, _: &Keys) -> switchyard::Result<i64> 
 }
 
 /// Boxed fallback `N` answers `N` without running anything below it.
-fn fallback<const N: i64>(_: &OpHandle, _: DispatchKeySet, stack: &mut Stack) -> switchyard::Result<()> {
+fn fallback<const N: i64>(
+    _: &OpHandle,
+    _: DispatchKeySet,
+    stack: &mut Stack,
+) -> switchyard::Result<()> {
     stack.clear();
     stack.push(Value::Int(N));
     Ok(())
@@ -51,15 +55,42 @@ const FALLBACK: i64 = 200;
 
 /// The kernel for key index `i` answers `i`; for the aliases, the constants above.
 const KERNELS: [KernelFn; 17] = [
-    kernel::<0>, kernel::<1>, kernel::<2>, kernel::<3>, kernel::<4>, kernel::<5>, kernel::<6>,
-    kernel::<7>, kernel::<8>, kernel::<9>, kernel::<10>, kernel::<11>, kernel::<12>, kernel::<13>,
-    kernel::<14>, kernel::<15>, kernel::<16>,
+    kernel::<0>,
+    kernel::<1>,
+    kernel::<2>,
+    kernel::<3>,
+    kernel::<4>,
+    kernel::<5>,
+    kernel::<6>,
+    kernel::<7>,
+    kernel::<8>,
+    kernel::<9>,
+    kernel::<10>,
+    kernel::<11>,
+    kernel::<12>,
+    kernel::<13>,
+    kernel::<14>,
+    kernel::<15>,
+    kernel::<16>,
 ];
 const FALLBACKS: [switchyard::BoxedKernel; 17] = [
-    fallback::<200>, fallback::<201>, fallback::<202>, fallback::<203>, fallback::<204>,
-    fallback::<205>, fallback::<206>, fallback::<207>, fallback::<208>, fallback::<209>,
-    fallback::<210>, fallback::<211>, fallback::<212>, fallback::<213>, fallback::<214>,
-    fallback::<215>, fallback::<216>,
+    fallback::<200>,
+    fallback::<201>,
+    fallback::<202>,
+    fallback::<203>,
+    fallback::<204>,
+    fallback::<205>,
+    fallback::<206>,
+    fallback::<207>,
+    fallback::<208>,
+    fallback::<209>,
+    fallback::<210>,
+    fallback::<211>,
+    fallback::<212>,
+    fallback::<213>,
+    fallback::<214>,
+    fallback::<215>,
+    fallback::<216>,
 ];
 
 /// Keys whose fallback is fixed by the framework: `CpuSimd` falls through, and the `Tracing` and
@@ -148,9 +179,8 @@ fn model_slot(r: &Registrations, key: DispatchKey) -> Slot {
         PerKey::Nothing => {}
     }
     // A composite fills a backend key unless a lower key of the same device has a kernel.
-    let composite_fills = device_of(key).is_some_and(|device| {
-        !device.keys().any(|k| k < key && has_kernel(k))
-    });
+    let composite_fills =
+        device_of(key).is_some_and(|device| !device.keys().any(|k| k < key && has_kernel(k)));
     if r.explicit && composite_fills {
         return Slot::Run(EXPLICIT);
     }
@@ -176,12 +206,16 @@ fn model_slot(r: &Registrations, key: DispatchKey) -> Slot {
 }
 
 fn model(r: &Registrations, call: &Call) -> Outcome {
-    let families = call.args.keys().filter_map(device_of).fold(Vec::new(), |mut seen, d| {
-        if !seen.contains(&d) {
-            seen.push(d);
-        }
-        seen
-    });
+    let families = call
+        .args
+        .keys()
+        .filter_map(device_of)
+        .fold(Vec::new(), |mut seen, d| {
+            if !seen.contains(&d) {
+                seen.push(d);
+            }
+            seen
+        });
     if families.len() > 1 {
         return Outcome::Mismatch;
     }
@@ -226,7 +260,11 @@ fn register_all(r: &Registrations) -> Vec<Registration> {
         }
     }
     let aliases = [
-        (r.explicit, AliasKey::CompositeExplicit, kernel::<EXPLICIT> as KernelFn),
+        (
+            r.explicit,
+            AliasKey::CompositeExplicit,
+            kernel::<EXPLICIT> as KernelFn,
+        ),
         (r.implicit, AliasKey::CompositeImplicit, kernel::<IMPLICIT>),
         (r.autograd, AliasKey::Autograd, kernel::<AUTOGRAD>),
     ];
@@ -291,8 +329,14 @@ fn registrations() -> impl Strategy<Value = Registrations> {
         prop_oneof![5 => Just(Fallback::Nothing), 1 => Just(Fallback::Boxed), 1 => Just(Fallback::Fallthrough)],
         17,
     );
-    (per_key, fallbacks, any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
-        |(per_key, fallbacks, explicit, implicit, autograd)| {
+    (
+        per_key,
+        fallbacks,
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(per_key, fallbacks, explicit, implicit, autograd)| {
             let mut r = Registrations {
                 per_key: per_key.try_into().unwrap(),
                 fallbacks: fallbacks.try_into().unwrap(),
@@ -304,8 +348,7 @@ fn registrations() -> impl Strategy<Value = Registrations> {
                 r.fallbacks[key.index()] = Fallback::Nothing;
             }
             r
-        },
-    )
+        })
 }
 
 fn call() -> impl Strategy<Value = Call> {
@@ -341,7 +384,13 @@ fn dispatch_matches_the_reference_model() {
             for call in &calls {
                 let expected = model(&r, call);
                 let actual = run(call);
-                prop_assert_eq!(&actual, &expected, "call {:?}\n{}", call, probe::handle().table_dump());
+                prop_assert_eq!(
+                    &actual,
+                    &expected,
+                    "call {:?}\n{}",
+                    call,
+                    probe::handle().table_dump()
+                );
             }
             drop(live);
             Ok(())
