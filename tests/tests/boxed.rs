@@ -1,0 +1,175 @@
+//! Boxed calls: by handle and by name, with every kind of argument, and bad input as errors.
+
+use switchyard::ops::full;
+use switchyard::{
+    Device, DispatchArg, DispatchKeySet, ErrorKind, Stack, Tensor, Value, boxable, call_boxed,
+    find_op, kernel, op, op_named,
+};
+use switchyard_backends as _;
+
+fn tensor(value: &Value) -> &Tensor {
+    value.as_tensor().expect("a tensor result")
+}
+
+#[test]
+fn standard_ops_run_boxed() {
+    let x = Tensor::vector(&[1.0, 2.0, 3.0]);
+    let y = Tensor::vector(&[4.0, 5.0, 6.0]);
+    let mut stack: Stack = [Value::from(&x), Value::from(&y)].into_iter().collect();
+    call_boxed("mul", &mut stack).unwrap();
+    assert_eq!(stack.len(), 1);
+    assert_eq!(tensor(&stack.values()[0]).to_vec(), [4.0, 10.0, 18.0]);
+
+    // A factory: a list, a float and a device; it dispatches on the device.
+    let mut stack = Stack::new();
+    stack.push(Value::List(vec![Value::Int(2), Value::Int(2)]));
+    stack.push(1.5f32);
+    stack.push(Device::Cpu);
+    find_op("full").unwrap().call_boxed(&mut stack).unwrap();
+    let out = stack.pop().unwrap();
+    assert_eq!(tensor(&out).shape(), [2, 2]);
+    assert_eq!(
+        tensor(&out).to_vec(),
+        full(&[2, 2], 1.5, Device::Cpu).to_vec()
+    );
+}
+
+/// A user type, boxed through the escape hatch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Window {
+    pub width: usize,
+}
+
+impl DispatchArg for Window {
+    fn dispatch_keys(&self) -> DispatchKeySet {
+        DispatchKeySet::EMPTY
+    }
+}
+boxable!(Window);
+
+#[op(name = "boxed::widen")]
+pub fn widen(x: &Tensor, window: Window) -> Window;
+
+#[kernel(op = "widen", key = CpuNaive)]
+fn widen_naive(x: &Tensor, window: Window) -> Window {
+    Window {
+        width: window.width + x.numel(),
+    }
+}
+
+#[test]
+fn user_types_box_through_the_escape_hatch() {
+    let x = Tensor::vector(&[1.0, 2.0]);
+    assert_eq!(widen(&x, Window { width: 1 }), Window { width: 3 });
+    let mut stack = Stack::new();
+    stack.push(&x);
+    stack.push(Value::custom(Window { width: 5 }, DispatchKeySet::EMPTY));
+    widen::handle().call_boxed(&mut stack).unwrap();
+    match stack.pop() {
+        Some(Value::Custom(custom)) => {
+            assert_eq!(custom.downcast_ref::<Window>(), Some(&Window { width: 7 }));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn wrong_arity_is_an_error_naming_the_schema() {
+    let mut stack = Stack::new();
+    stack.push(Tensor::vector(&[1.0]));
+    let err = call_boxed("mul", &mut stack).unwrap_err();
+    assert!(
+        matches!(
+            err.kind(),
+            ErrorKind::BoxedArity {
+                op: "mul",
+                expected: 2,
+                found: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "op `mul`: boxed call with 1 argument(s), but `mul(x: Tensor, y: Tensor) -> Tensor` takes 2"
+    );
+    let mut too_many: Stack = (0..3).map(|_| Value::from(Tensor::scalar(1.0))).collect();
+    let err = call_boxed("mul", &mut too_many).unwrap_err();
+    assert!(err.to_string().contains("with 3 argument(s)"), "{err}");
+}
+
+#[test]
+fn wrong_type_is_an_error_naming_the_argument() {
+    let mut stack = Stack::new();
+    stack.push(Tensor::vector(&[1.0]));
+    stack.push("two");
+    let err = call_boxed("mul", &mut stack).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "op `mul`: boxed `y` has the wrong type: expected Tensor, found str `\"two\"` \
+         (schema `mul(x: Tensor, y: Tensor) -> Tensor`)"
+    );
+    // A negative shape entry is out of range for `usize`.
+    let mut stack = Stack::new();
+    stack.push(Value::List(vec![Value::Int(-2)]));
+    stack.push(0.0f64);
+    stack.push(Device::Cpu);
+    let err = call_boxed("full", &mut stack).unwrap_err();
+    assert!(
+        err.to_string().contains(
+            "boxed `shape` has the wrong type: expected int in range of usize, found int `-2`"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_op_names_similar_ones() {
+    let err = call_boxed("mull", &mut Stack::new()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "no op named `mull` is linked into this binary; similar names: full, mul"
+    );
+    let err = op_named("no_such_op_anywhere").unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("`switchyard::dump()` lists every op"),
+        "{err}"
+    );
+}
+
+#[op(name = "boxed::raw", unboxed)]
+pub fn raw(x: &Tensor) -> &'static str;
+
+#[kernel(op = "raw", key = CpuNaive)]
+fn raw_naive(x: &Tensor) -> &'static str {
+    let _ = x;
+    "raw"
+}
+
+#[test]
+fn unboxed_ops_refuse_boxed_calls_and_fallbacks() {
+    let x = Tensor::vector(&[1.0]);
+    assert_eq!(raw(&x), "raw");
+    let mut stack = Stack::new();
+    stack.push(&x);
+    let err = raw::handle().call_boxed(&mut stack).unwrap_err();
+    assert!(
+        err.to_string().contains("declared `#[op(unboxed)]`"),
+        "{err}"
+    );
+    // Under a mode, the mode's boxed fallback cannot serve it: an error, not a silent skip.
+    let (result, _) = switchyard::trace(|| try_raw(&x));
+    let err = result.unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::Unboxed { key: Some(_), .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("fallback at `Tracing`"), "{err}");
+    assert!(
+        raw::handle()
+            .table_dump()
+            .contains("cannot serve an unboxed op")
+    );
+}
