@@ -3,9 +3,10 @@
 //!
 //! Two shapes of trivial kernel: `pick` returns a tensor (an atomic reference-count increment,
 //! whose latency can hide the dispatcher's instructions), `ranks` returns a number (no atomics,
-//! so the dispatcher's cost shows in full).
+//! so the dispatcher's cost shows in full). `ranks` also has a redispatching layer at `Custom1`,
+//! and every op a pass-through boxed fallback at `Custom2`, each active only when included.
 
-use switchyard::{Tensor, kernel, op};
+use switchyard::{DispatchKey, DispatchKeySet, OpHandle, Stack, Tensor, fallback, kernel, op};
 use switchyard_backends as _;
 
 /// A two-tensor op whose kernel does (almost) nothing: returns a handle to `x`.
@@ -38,4 +39,18 @@ fn ranks_kernel(x: &Tensor, y: &Tensor) -> usize {
 #[inline(never)]
 pub fn ranks_direct(x: &Tensor, y: &Tensor) -> usize {
     x.dim() + y.dim()
+}
+
+/// One extra layer: at `Custom1`, `ranks` continues below its own key, as an autograd or
+/// tracing layer would. Active only under `include(DispatchKey::Custom1)`.
+#[kernel(op = "ranks", key = Custom1)]
+fn ranks_layer(keys: DispatchKeySet, x: &Tensor, y: &Tensor) -> switchyard::Result<usize> {
+    ranks::redispatch(keys.below(DispatchKey::Custom1), x, y)
+}
+
+/// A boxed fallback that does nothing but continue below its key: under
+/// `include(DispatchKey::Custom2)` a typed call is boxed, runs this, and is unboxed again.
+#[fallback(key = Custom2)]
+fn pass_through(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> switchyard::Result<()> {
+    op.redispatch_boxed(keys.below(DispatchKey::Custom2), stack)
 }

@@ -31,9 +31,22 @@ fn main() {
         "ranks_dispatched" => repeat(calls, || {
             black_box(ranks(black_box(&x), black_box(&y)));
         }),
+        "ranks_one_layer" => {
+            let _layer = switchyard::include(switchyard::DispatchKey::Custom1);
+            repeat(calls, || {
+                black_box(ranks(black_box(&x), black_box(&y)));
+            })
+        }
+        "ranks_boxed_fallback" => {
+            let _boxed = switchyard::include(switchyard::DispatchKey::Custom2);
+            repeat(calls, || {
+                black_box(ranks(black_box(&x), black_box(&y)));
+            })
+        }
         other => {
             eprintln!(
-                "unknown mode `{other}`; expected pick_direct, pick_dispatched, ranks_direct or ranks_dispatched"
+                "unknown mode `{other}`; expected pick_direct, pick_dispatched, ranks_direct, ranks_dispatched, \
+                 ranks_one_layer or ranks_boxed_fallback"
             );
             std::process::exit(2);
         }
