@@ -7,7 +7,7 @@
 //! anything else: an op with none of them pays exactly what the foundation paid.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once, OnceLock, PoisonError, RwLock};
 
 use linkme::DistributedSlice;
@@ -122,6 +122,8 @@ pub struct OpTable<F: 'static> {
     /// The table of linked + runtime registrations, while any runtime registration concerns
     /// this op.
     live: RwLock<Option<Arc<Table<F>>>>,
+    /// Whether `live` is set: lets cold calls skip the lock when it is not.
+    has_live: AtomicBool,
     runtime: Mutex<RuntimeOp<F>>,
 }
 
@@ -181,6 +183,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
             fast_mask: AtomicU64::new(0),
             published: Once::new(),
             live: RwLock::new(None),
+            has_live: AtomicBool::new(false),
             runtime: Mutex::new(RuntimeOp {
                 kernels: Vec::new(),
                 fallthrough: Vec::new(),
@@ -298,6 +301,9 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     fn current(&'static self) -> Current<F> {
         let base = self.base.get_or_init(|| self.compute(None));
         self.published.call_once(|| self.refresh(&runtime::lock()));
+        if !self.has_live.load(Ordering::Acquire) {
+            return Current::Base(base);
+        }
         match &*self.live.read().unwrap_or_else(PoisonError::into_inner) {
             Some(live) => Current::Live(Arc::clone(live)),
             None => Current::Base(base),
@@ -444,6 +450,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         } else {
             base.mask
         };
+        self.has_live.store(live.is_some(), Ordering::Release);
         *self.live.write().unwrap_or_else(PoisonError::into_inner) = live;
         self.fast_mask.store(fast_mask, Ordering::Release);
     }

@@ -1,5 +1,7 @@
 //! The stack a boxed call passes arguments and results on.
 
+use std::cell::Cell;
+
 use super::value::Value;
 use crate::error::{DispatchError, ErrorKind};
 
@@ -11,10 +13,21 @@ pub struct Stack {
     values: Vec<Value>,
 }
 
+thread_local! {
+    /// One spare buffer per thread: a typed call that is boxed for a fallback takes it and gives
+    /// it back, so the boxed path does not allocate per call.
+    static SPARE: Cell<Vec<Value>> = const { Cell::new(Vec::new()) };
+}
+
+/// Buffers above this capacity are not kept, so one huge call does not pin its memory.
+const SPARE_CAPACITY: usize = 16;
+
 impl Stack {
-    /// An empty stack.
+    /// An empty stack (reusing this thread's spare buffer when there is one).
     pub fn new() -> Self {
-        Stack::default()
+        Stack {
+            values: SPARE.with(Cell::take),
+        }
     }
 
     /// Pushes one value.
@@ -82,6 +95,18 @@ impl Stack {
         self.values.pop().ok_or_else(|| {
             DispatchError::kernel(op, "a boxed kernel returned without pushing its result")
         })
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        if self.values.capacity() == 0 || self.values.capacity() > SPARE_CAPACITY {
+            return;
+        }
+        self.values.clear();
+        let buffer = std::mem::take(&mut self.values);
+        // `try_with`: during thread teardown the spare may be gone; then the buffer just drops.
+        let _ = SPARE.try_with(|spare| spare.replace(buffer));
     }
 }
 
