@@ -1,13 +1,16 @@
 //! A tour of switchyard: `cargo run --release --example tour`.
 //!
 //! Runs an algorithm written once against ops, changes which kernels run with a guard, uses an op
-//! and a device from a downstream crate, prints what is registered, and shows the errors users
-//! see.
+//! and a device from a downstream crate, traces and profiles it, calls an op boxed by name, adds a
+//! kernel at run time, prints what is registered, and shows the errors users see.
 
 use switchyard::ops::{
     add, exp, full, matmul, mean, mul, relu, sum, try_add, try_full, try_matmul,
 };
-use switchyard::{Device, DispatchKey, Tensor, find_op};
+use switchyard::{
+    AliasKey, Device, DispatchKey, DispatchKeySet, Stack, Tensor, Value, call_boxed, find_op,
+    profile, trace,
+};
 use switchyard_backends as _; // links the CPU kernels: without this line the linker drops them
 use switchyard_example_downstream::{scale, to_toy};
 
@@ -67,6 +70,51 @@ fn main() {
         toy_x.device(),
         scale(&toy_x, 10.0)
     );
+
+    section("trace(|| loss(x, y)): the graph of the top-level ops called");
+    let (_, graph) = trace(|| loss(&x, &y));
+    print!("{graph}");
+
+    section("profile(|| …): per-op call counts and times");
+    let (_, profile) = profile(|| {
+        for _ in 0..100 {
+            loss(&x, &y);
+        }
+        matmul(&x, &w)
+    });
+    print!("{profile}");
+
+    section("a boxed call by name: what tools and fallbacks use");
+    let mut stack: Stack = [Value::from(&x), Value::from(&y)].into_iter().collect();
+    call_boxed("mul", &mut stack).expect("mul(x, y) boxed");
+    println!("call_boxed(\"mul\", [x, y]) left {}", stack.values()[0]);
+
+    section("a kernel registered at run time, undone when its guard drops");
+    fn mul_autograd(keys: DispatchKeySet, x: &Tensor, y: &Tensor) -> switchyard::Result<Tensor> {
+        println!("  (autograd layer for mul ran, then continued below autograd)");
+        mul::redispatch(keys.below(AliasKey::Autograd), x, y)
+    }
+    {
+        let _registered = mul::register(AliasKey::Autograd, "mul_autograd", mul_autograd)
+            .expect("no other autograd kernel for mul");
+        let _grad = switchyard::include(DispatchKey::AutogradCpu);
+        // Only `mul` has an autograd kernel here: `mean` under AutogradCpu would be a
+        // missing-kernel error naming the op and the key, so call `mul` alone.
+        println!("mul(x, y) with AutogradCpu on = {}", mul(&x, &y));
+        let table = find_op("mul").expect("mul").table_dump();
+        let autograd_line = table
+            .lines()
+            .find(|l| l.contains("AutogradCpu"))
+            .unwrap_or("");
+        println!("mul's table now has: {}", autograd_line.trim());
+    }
+    let table = find_op("mul").expect("mul").table_dump();
+    let autograd_line = table
+        .lines()
+        .find(|l| l.contains("AutogradCpu"))
+        .unwrap_or("");
+    println!("after the guard:     {}", autograd_line.trim());
+    println!("(set SWITCHYARD_TRACE=1 to see every dispatch: op, keys, chosen key, kernel)");
 
     section("what is registered: dump()");
     print!("{}", switchyard::dump());

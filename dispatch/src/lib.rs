@@ -106,17 +106,26 @@ pub use tensor::{BackendStorage, Tensor};
 /// Declares an operator: `#[op(name = "mul")] pub fn mul(x: &Tensor, y: &Tensor) -> Tensor;`
 ///
 /// Arguments: `name = "…"` (the op's name in `find_op`, dumps and errors; defaults to the
-/// function's name) and `crate = path` (where switchyard is, for crates that re-export it).
+/// function's name), `unboxed` (opt out of boxing, for ops whose argument or result types have no
+/// [`Value`] form: such an op cannot be called boxed, and a boxed fallback reaching it is an
+/// error) and `crate = path` (where switchyard is, for crates that re-export it).
 ///
 /// For `pub fn mul(…) -> T;` the macro generates, in the same module:
 /// - `mul(…) -> T`, the plain call; a failed dispatch panics with the error's message;
 /// - `try_mul(…) -> Result<T, DispatchError>`, which never panics on dispatch or kernel errors;
 /// - a module `mul` with `redispatch(keys, …)` (call the kernel for exactly `keys`, as a kernel
-///   does below its own key), `handle()` (name, schema, registrations, table), and the types
-///   every kernel is checked against: `Signature` and `FallibleSignature`.
+///   does below its own key), `handle()` (name, schema, registrations, table, boxed calls),
+///   `register(key, name, kernel)` (a kernel at run time, undone when the returned guard drops),
+///   and the types kernels are checked against: `Signature`, `FallibleSignature`,
+///   `KeyedSignature` and `KernelFn`.
 ///
-/// A body, if given, is the op's *composite* kernel, written in terms of other ops: it serves
-/// every backend key that has no kernel of its own.
+/// A body, if given, is the op's *composite* kernel (`CompositeImplicit`), written in terms of
+/// other ops: it serves every backend key that has no kernel of its own, autograd keys whose
+/// backend has none (so autograd flows through the decomposition), and calls with no
+/// dispatchable argument.
+///
+/// Every argument and result type must have a boxed form ([`ToValue`], [`FromValue`]; see
+/// [`boxable!`]) unless the op is `unboxed`: a type without one is a compile error on the type.
 ///
 /// Rules, each a compile error on the offending token: every parameter is a plain name whose type
 /// implements [`DispatchArg`]; no generics, `async`, `const`, `unsafe`, `extern`, variadics or
@@ -159,14 +168,16 @@ pub use switchyard_macros::op;
 /// - `op`: the op, as a string naming it in scope (`"mul"`, `"ops::mul"`) or as a path
 ///   (`switchyard::ops::mul`);
 /// - `key`: the [`DispatchKey`] served, by name in either spelling (`CpuSimd` or `CPU_SIMD`,
-///   `Tracing` or `TRACING`), or a path of two or more segments to a `DispatchKey` constant
+///   `Tracing` or `TRACING`), an alias ([`AliasKey`]: `Autograd`, `CompositeImplicit`,
+///   `CompositeExplicit`), or a path of two or more segments to a `DispatchKey` constant
 ///   (`crate::MY_KEY`, for downstream keys);
 /// - `crate = path`: where switchyard is, for crates that re-export it.
 ///
 /// The function must have the op's exact signature, or return `Result<T, DispatchError>` where
-/// the op returns `T` (a kernel that can fail, e.g. on a shape mismatch). Anything else does not
-/// compile, with the error on the kernel's signature. The function itself is left as written and
-/// can still be called directly.
+/// the op returns `T` (a kernel that can fail, e.g. on a shape mismatch). It may also take the
+/// call's `keys: DispatchKeySet` first, to continue below its own key with
+/// `op::redispatch(keys.below(…), …)`. Anything else does not compile, with the error on the
+/// kernel's signature. The function itself is left as written and can still be called directly.
 ///
 /// One kernel per (op, key): a second is an error naming both `file:line`, reported by every
 /// call of the op. Kernels may live in any crate; the binary must name that crate once
@@ -174,7 +185,7 @@ pub use switchyard_macros::op;
 ///
 /// ```
 /// use switchyard::ops::relu;
-/// use switchyard::{DispatchError, DispatchKey, Tensor, kernel};
+/// use switchyard::{AliasKey, DispatchError, DispatchKey, DispatchKeySet, Tensor, kernel};
 ///
 /// pub const MY_DEVICE: DispatchKey = DispatchKey::PrivateUse2;
 ///
@@ -185,9 +196,16 @@ pub use switchyard_macros::op;
 ///     Err(DispatchError::kernel("relu", "my device is not plugged in"))
 /// }
 ///
+/// // A layer above the backends: takes the call's keys and continues below its own key.
+/// #[kernel(op = "relu", key = Autograd)]
+/// fn relu_autograd(keys: DispatchKeySet, x: &Tensor) -> Result<Tensor, DispatchError> {
+///     relu::redispatch(keys.below(AliasKey::Autograd), x)
+/// }
+///
 /// fn main() {
 ///     let registered = relu::handle().registrations();
 ///     assert!(registered.iter().any(|(key, meta)| *key == MY_DEVICE && meta.name == "relu_my_device"));
+///     assert!(relu::handle().table_dump().contains("[autograd alias]"));
 /// }
 /// ```
 pub use switchyard_macros::kernel;

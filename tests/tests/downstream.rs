@@ -106,3 +106,22 @@ fn dump_lists_ops_schemas_and_provenance() {
         assert!(find_op(op).is_some(), "standard op {op} is registered");
     }
 }
+
+#[test]
+fn a_downstream_fallback_serves_every_op_at_its_key() {
+    let toy = to_toy(&Tensor::vector(&[1.0, 2.0])).unwrap();
+    let _grad = switchyard::include(DispatchKey::AutogradPrivateUse1);
+    let err = switchyard::ops::try_add(&toy, &toy).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "op `add`: autograd is not implemented on the toy device; register an `Autograd` kernel \
+         for this op"
+    );
+    assert!(matches!(
+        find_op("relu").unwrap().slot(DispatchKey::AutogradPrivateUse1).unwrap(),
+        SlotOrigin::Fallback(meta) if meta.name == "toy_autograd_not_implemented"
+    ));
+    assert!(switchyard::dump().contains(
+        "fallback AutogradPrivateUse1  toy_autograd_not_implemented from switchyard_example_downstream"
+    ));
+}

@@ -371,6 +371,14 @@ fn call() -> impl Strategy<Value = Call> {
 
 #[test]
 fn dispatch_matches_the_reference_model() {
+    // The model knows the framework's own fallbacks and no others: this binary links no crate
+    // that registers more.
+    assert!(switchyard::dump().contains("switchyard: "));
+    assert!(
+        switchyard::dump().contains(" 3 fallbacks\n"),
+        "{}",
+        switchyard::dump()
+    );
     // 10,000 sets of registrations, 8 calls each.
     let mut runner = TestRunner::new(Config {
         cases: 10_000,

@@ -21,7 +21,10 @@
 #![warn(missing_docs)]
 
 use switchyard::ops::{add, mul};
-use switchyard::{BackendStorage, Device, DispatchError, DispatchKey, Result, Tensor, kernel, op};
+use switchyard::{
+    BackendStorage, Device, DispatchError, DispatchKey, DispatchKeySet, OpHandle, Result, Stack,
+    Tensor, fallback, kernel, op,
+};
 
 /// The toy device's key, as a constant: kernels may name a key by path.
 pub const TOY: DispatchKey = DispatchKey::PrivateUse1;
@@ -107,4 +110,19 @@ fn scale_toy(x: &Tensor, factor: f32) -> Result<Tensor> {
         .map(|v| v * factor)
         .collect();
     Tensor::from_backend(ToyStorage { values }, x.shape(), Device::PrivateUse1)
+}
+
+/// The toy device has no autograd: an op that reaches its autograd key without an autograd kernel
+/// of its own fails, saying so (PyTorch's "autograd not implemented" fallback). A fallback from a
+/// downstream crate, registered exactly like a kernel.
+#[fallback(key = AutogradPrivateUse1)]
+fn toy_autograd_not_implemented(
+    op: &OpHandle,
+    _keys: DispatchKeySet,
+    _stack: &mut Stack,
+) -> Result<()> {
+    Err(DispatchError::kernel(
+        op.name(),
+        "autograd is not implemented on the toy device; register an `Autograd` kernel for this op",
+    ))
 }
