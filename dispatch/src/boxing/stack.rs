@@ -86,8 +86,11 @@ impl Stack {
                 found: len,
             }));
         }
-        let mut args = self.values.drain(len - N..);
-        Ok(std::array::from_fn(|_| args.next().unwrap_or(Value::None)))
+        let mut args = std::array::from_fn(|_| Value::None);
+        for arg in args.iter_mut().rev() {
+            *arg = self.values.pop().unwrap_or(Value::None);
+        }
+        Ok(args)
     }
 
     /// Pops the result a kernel pushed.
