@@ -21,3 +21,6 @@
 #![warn(missing_docs)]
 
 pub mod cpu;
+
+#[cfg(feature = "wgpu")]
+pub mod wgpu;

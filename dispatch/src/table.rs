@@ -175,6 +175,25 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         self.select(table, with_local_keys(arg_keys), arg_keys)
     }
 
+    /// [`OpTable::probe`] for an op declared `#[op(mixes_devices)]` (a copy between devices):
+    /// the same, without the device-mismatch check. A separate method, so that the ordinary hot
+    /// path tests no flag.
+    #[inline(always)]
+    pub fn probe_mixed(&'static self, arg_keys: DispatchKeySet) -> Option<F> {
+        let table = self.table.get()?;
+        let masked = with_local_keys(arg_keys) & table.mask;
+        if masked == 0 {
+            return None;
+        }
+        table.slots[highest_slot(masked)]
+    }
+
+    /// [`OpTable::lookup`] without the device-mismatch check, for `#[op(mixes_devices)]`.
+    #[inline]
+    pub fn lookup_mixed(&'static self, arg_keys: DispatchKeySet) -> Result<F, DispatchError> {
+        self.select(self.table(), with_local_keys(arg_keys), arg_keys)
+    }
+
     /// The kernel for exactly `keys`, ignoring thread-local sets: what a kernel uses to continue
     /// below its own key.
     #[inline(always)]

@@ -8,7 +8,7 @@ use syn::{Expr, ExprLit, ExprPath, Ident, Lit, LitStr, Path, Token};
 
 use crate::ctxt::Errors;
 
-/// One `name = value` argument, spans kept.
+/// One `name = value` argument (or a bare `flag`, which means `flag = true`), spans kept.
 pub struct Arg {
     pub name: Ident,
     pub value: Expr,
@@ -18,6 +18,11 @@ impl Parse for Arg {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         // `parse_any` so that `crate = …` parses although `crate` is a keyword.
         let name = Ident::parse_any(input)?;
+        // A bare flag (`mixes_devices`) reads as `flag = true`.
+        if input.is_empty() || input.peek(Token![,]) {
+            let value = syn::parse_quote_spanned!(name.span()=> true);
+            return Ok(Arg { name, value });
+        }
         input.parse::<Token![=]>()?;
         let value = input.parse()?;
         Ok(Arg { name, value })
@@ -94,6 +99,16 @@ pub fn as_str(value: &Expr) -> Option<&LitStr> {
         Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..
         }) => Some(s),
+        _ => None,
+    }
+}
+
+/// The value as a boolean literal, if it is one.
+pub fn as_bool(value: &Expr) -> Option<bool> {
+    match ungrouped(value) {
+        Expr::Lit(ExprLit {
+            lit: Lit::Bool(b), ..
+        }) => Some(b.value),
         _ => None,
     }
 }

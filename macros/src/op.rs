@@ -54,7 +54,7 @@ struct Param<'a> {
 
 // ---- validate ----
 
-const ALLOWED: &[&str] = &["name", "crate"];
+const ALLOWED: &[&str] = &["name", "crate", "mixes_devices"];
 
 // Parameters name the schema and are forwarded by name, so each must be a plain identifier.
 fn params<'a>(sig: &'a Signature, errors: &mut Errors) -> Vec<Param<'a>> {
@@ -95,6 +95,24 @@ fn op_name(args: &mut Args, sig: &Signature, errors: &mut Errors) -> String {
     }
 }
 
+// `mixes_devices` lets arguments come from several devices (a copy between them); it is a flag,
+// `mixes_devices` or `mixes_devices = true|false`.
+fn mixes_devices(args: &mut Args, errors: &mut Errors) -> bool {
+    let Some(arg) = args.take("mixes_devices") else {
+        return false;
+    };
+    match args::as_bool(&arg.value) {
+        Some(flag) => flag,
+        None => {
+            errors.spanned(
+                &arg.value,
+                "`mixes_devices` in `#[op]` is a flag: write `mixes_devices` (or `= true`/`= false`)",
+            );
+            false
+        }
+    }
+}
+
 // ---- expand ----
 
 pub fn expand(attr: TokenStream, item: TokenStream, line: usize) -> TokenStream {
@@ -109,13 +127,21 @@ pub fn expand(attr: TokenStream, item: TokenStream, line: usize) -> TokenStream 
     };
     let krate = args::crate_path(&mut args, &mut errors);
     let name = op_name(&mut args, &op.sig, &mut errors);
+    let mixes = mixes_devices(&mut args, &mut errors);
     sig::check_common(&op.sig, "an `#[op]`", &mut errors);
     not_result(&op.sig, &mut errors);
     let params = params(&op.sig, &mut errors);
     if let Some(compile_errors) = errors.finish() {
         return stub(&op, compile_errors);
     }
-    generate(&op, &name, &params, &quote!(#krate::__private_v1), line)
+    generate(
+        &op,
+        &name,
+        &params,
+        &quote!(#krate::__private_v1),
+        line,
+        mixes,
+    )
 }
 
 /// On error: the errors, plus the function with an unreachable body so that call sites stay quiet.
@@ -139,6 +165,7 @@ fn generate(
     params: &[Param<'_>],
     private: &TokenStream,
     line: usize,
+    mixes_devices: bool,
 ) -> TokenStream {
     let OpFn {
         attrs, vis, sig, ..
@@ -176,6 +203,13 @@ fn generate(
          and the [`Signature`](self::Signature) every `#[kernel(op = \"{ident}\")]` must have."
     );
     let location = location(private, ident.span());
+    // An op that may mix devices calls table methods without the mismatch check, so the ordinary
+    // hot path tests no flag.
+    let (probe, lookup) = if mixes_devices {
+        (quote!(probe_mixed), quote!(lookup_mixed))
+    } else {
+        (quote!(probe), quote!(lookup))
+    };
     quote! {
         #(#attrs)*
         #[inline]
@@ -188,7 +222,7 @@ fn generate(
         #[inline]
         #vis fn #try_ident(#inputs) -> #result {
             let keys = #private::DispatchKeySet::EMPTY #(#keys)*;
-            match #ident::__OP.probe(keys) {
+            match #ident::__OP.#probe(keys) {
                 ::core::option::Option::Some(kernel) => kernel(#(#names),*),
                 ::core::option::Option::None => #ident::__cold_call(keys, #(#names),*),
             }
@@ -243,7 +277,7 @@ fn generate(
             #[cold]
             #[inline(never)]
             pub fn __cold_call(keys: #private::DispatchKeySet, #(#names: #types),*) -> #result {
-                let kernel = __OP.lookup(keys)?;
+                let kernel = __OP.#lookup(keys)?;
                 kernel(#(#names),*)
             }
 
