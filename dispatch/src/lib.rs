@@ -98,7 +98,7 @@ pub use tensor::{BackendStorage, Tensor};
 /// Arguments: `name = "…"` (the op's name in `find_op`, dumps and errors; defaults to the
 /// function's name), `crate = path` (where switchyard is, for crates that re-export it) and the
 /// flag `mixes_devices` (arguments may be on different devices: an op that copies between them,
-/// such as [`ops::to`]; other ops report a device mismatch).
+/// such as [`ops::to()`]; other ops report a device mismatch).
 ///
 /// For `pub fn mul(…) -> T;` the macro generates, in the same module:
 /// - `mul(…) -> T`, the plain call; a failed dispatch panics with the error's message;

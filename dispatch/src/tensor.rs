@@ -193,7 +193,7 @@ impl Tensor {
         self.try_to_vec().unwrap_or_else(|e| e.panic())
     }
 
-    /// This tensor on `device`: the op [`crate::ops::to`]. Panics if no linked backend can copy
+    /// This tensor on `device`: the op [`crate::ops::to()`]. Panics if no linked backend can copy
     /// it there (see [`Tensor::try_to`]).
     #[track_caller]
     pub fn to(&self, device: Device) -> Tensor {
