@@ -258,6 +258,33 @@ fn chains(backend: Backend) {
     );
 }
 
+/// More than 65535 workgroups of 256: the elementwise grid gets a second row.
+fn two_row_grid(backend: Backend) {
+    let len = 65_535 * 256 + 1;
+    let x = tensor(&[len], 700, 4.0);
+    let y = tensor(&[len], 701, 4.0);
+    let (xd, yd) = (backend.put(&x), backend.put(&y));
+    let expected = naive(|| add(&x, &y));
+    assert_matches(
+        "add, two-row grid",
+        backend.0,
+        &add(&xd, &yd),
+        &expected,
+        Tolerance::Exact,
+        None,
+    );
+    let expected = naive(|| full(&[len], -2.5, Device::Cpu));
+    let actual = full(&[len], -2.5, backend.0);
+    assert_matches(
+        "full, two-row grid",
+        backend.0,
+        &actual,
+        &expected,
+        Tolerance::Exact,
+        None,
+    );
+}
+
 /// Shape errors are the CPU's, word for word.
 fn shape_errors(backend: Backend) {
     let (x, y) = (tensor(&[2, 3], 500, 1.0), tensor(&[3, 2], 501, 1.0));
@@ -322,6 +349,7 @@ macro_rules! backend_tests {
             case!(matmuls);
             case!(fills);
             case!(chains);
+            case!(two_row_grid);
             case!(shape_errors);
             case!(round_trips);
         }
