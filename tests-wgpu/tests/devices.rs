@@ -98,3 +98,28 @@ fn to_on_one_device_returns_the_same_tensor() {
         );
     }
 }
+
+/// Eight threads record into the one batch at once; each gets its own results.
+#[test]
+fn ops_from_many_threads_share_the_batch() {
+    if !gpu_or_skip("ops_from_many_threads_share_the_batch") {
+        return;
+    }
+    let threads: Vec<_> = (0..8)
+        .map(|k| {
+            std::thread::spawn(move || {
+                let x = Tensor::from_fn(&[3001], |i| (i % 13) as f32 + k as f32);
+                let gpu_x = x.to(Device::Wgpu);
+                let (mut on_gpu, mut on_cpu) = (gpu_x.clone(), x.clone());
+                for _ in 0..50 {
+                    on_gpu = add(&on_gpu, &gpu_x);
+                    on_cpu = add(&on_cpu, &x);
+                }
+                assert_eq!(on_gpu.to_vec(), on_cpu.to_vec(), "thread {k}");
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+}

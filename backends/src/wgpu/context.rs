@@ -195,6 +195,10 @@ impl Context {
         self.pool.stats()
     }
 
+    pub(crate) fn recorded(&self) -> u64 {
+        lock(&self.batch).passes
+    }
+
     /// A storage buffer for `len` `f32`s, from the pool; errors naming `op` when the adapter's
     /// limits cannot hold it.
     pub(crate) fn alloc(

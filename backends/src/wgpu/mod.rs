@@ -23,12 +23,19 @@
 //! }
 //! ```
 //!
-//! - One context per process (instance, adapter, device, queue, pipelines, buffer pool), made at
-//!   the first GPU call; `WGPU_BACKEND` and `WGPU_POWER_PREF` pick the adapter as in wgpu.
-//! - No wait after an op: dispatches are recorded into a batch, submitted every few dozen ops,
-//!   and waited for only when the host reads values ([`synchronize`] waits explicitly).
-//! - Output buffers come from a pool of size classes, so a loop of ops reuses buffers instead of
-//!   allocating one per call ([`pool_stats`], [`empty_cache`]).
+//! # Context and memory
+//!
+//! One context per process (instance, adapter, device, queue, pipelines, buffer pool), made at
+//! the first GPU call; `WGPU_BACKEND` and `WGPU_POWER_PREF` pick the adapter as in wgpu. Output
+//! buffers come from a pool of size classes, so a loop of ops reuses buffers instead of
+//! allocating one per call ([`pool_stats`], [`empty_cache`]).
+//!
+//! # Sync model
+//!
+//! No wait after an op: dispatches are recorded into a batch, which is submitted (without
+//! waiting) every 32 dispatches and before an upload, and waited for only when the host reads
+//! values; [`synchronize`] waits explicitly, [`recorded_dispatches`] tells what is not yet
+//! submitted. Errors the device reports asynchronously come back from the next wait.
 
 mod context;
 mod kernels;
@@ -58,6 +65,12 @@ pub fn synchronize() -> Result<(), DispatchError> {
 /// adapter).
 pub fn pool_stats() -> Option<PoolStats> {
     context::existing().map(context::Context::pool_stats)
+}
+
+/// Dispatches recorded but not yet submitted to the GPU (0 with no context); see the
+/// [sync model](self#sync-model).
+pub fn recorded_dispatches() -> u64 {
+    context::existing().map_or(0, context::Context::recorded)
 }
 
 /// Frees the pool's idle buffers (buffers held by live tensors stay).
