@@ -1,8 +1,9 @@
 //! A tour of switchyard: `cargo run --release --example tour`.
 //!
 //! Runs an algorithm written once against ops, changes which kernels run with a guard, uses an op
-//! and a device from a downstream crate, traces and profiles it, calls an op boxed by name, adds a
-//! kernel at run time, prints what is registered, and shows the errors users see.
+//! and a device from a downstream crate, runs the algorithm on the GPU when there is one, traces
+//! and profiles it, calls an op boxed by name, adds a kernel at run time, prints what is
+//! registered, and shows the errors users see.
 
 use switchyard::ops::{
     add, exp, full, matmul, mean, mul, relu, sum, try_add, try_full, try_matmul,
@@ -11,7 +12,7 @@ use switchyard::{
     AliasKey, Device, DispatchKey, DispatchKeySet, Stack, Tensor, Value, call_boxed, find_op,
     profile, trace,
 };
-use switchyard_backends as _; // links the CPU kernels: without this line the linker drops them
+use switchyard_backends as _; // links the CPU and GPU kernels: without it the linker drops them
 use switchyard_example_downstream::{scale, to_toy};
 
 /// An algorithm written once, against ops; which kernels run is decided per call.
@@ -71,6 +72,25 @@ fn main() {
         scale(&toy_x, 10.0)
     );
 
+    section("the same algorithm on the GPU (wgpu), when there is one");
+    match switchyard_backends::wgpu::adapter_info() {
+        Ok(info) => {
+            println!(
+                "adapter: {} ({:?}, {:?})",
+                info.name, info.backend, info.device_type
+            );
+            let (gpu_x, gpu_y) = (x.to(Device::Wgpu), y.to(Device::Wgpu));
+            // Recorded on the GPU and not waited for; printing reads the value back, and waits.
+            let on_gpu = loss(&gpu_x, &gpu_y);
+            println!("loss(x, y) on {}  = {on_gpu}", on_gpu.device());
+            println!(
+                "matmul(x, w) on wgpu = {}",
+                matmul(&gpu_x, &w.to(Device::Wgpu))
+            );
+        }
+        Err(error) => println!("loss ran on the CPU only: {error}"),
+    }
+
     section("trace(|| loss(x, y)): the graph of the top-level ops called");
     let (_, graph) = trace(|| loss(&x, &y));
     print!("{graph}");
@@ -122,7 +142,11 @@ fn main() {
     section("what users see when a call cannot run");
     let errors = [
         try_add(&x, &toy_x).map(drop),
-        try_full(&[2], 1.0, Device::Wgpu).map(drop),
+        // A CPU and a GPU tensor in one call (or, without a GPU, the error that says so).
+        x.try_to(Device::Wgpu)
+            .and_then(|gpu_x| try_add(&x, &gpu_x))
+            .map(drop),
+        try_full(&[2], 1.0, Device::PrivateUse2).map(drop),
         try_add(&x, &Tensor::vector(&[1.0, 2.0])).map(drop),
         try_matmul(&x, &x).map(drop),
     ];

@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | CPU naive (the reference every other backend is tested against) | `CpuNaive` | here |
 //! | CPU SIMD | `CpuSimd` | planned |
-//! | GPU through wgpu | `Wgpu` | planned |
+//! | GPU through wgpu | `Wgpu` | module `wgpu`, with the crate feature `wgpu` |
 //!
 //! Kernels register themselves through linkme; a binary only needs to *name* this crate once so
 //! the linker keeps it:
@@ -21,3 +21,6 @@
 #![warn(missing_docs)]
 
 pub mod cpu;
+
+#[cfg(feature = "wgpu")]
+pub mod wgpu;

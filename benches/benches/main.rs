@@ -2,5 +2,6 @@
 
 mod dispatch_overhead;
 mod semantics;
+mod wgpu;
 
-criterion::criterion_main!(dispatch_overhead::group, semantics::group);
+criterion::criterion_main!(dispatch_overhead::group, semantics::group, wgpu::group);

@@ -108,7 +108,9 @@ pub use tensor::{BackendStorage, Tensor};
 /// Arguments: `name = "…"` (the op's name in `find_op`, dumps and errors; defaults to the
 /// function's name), `unboxed` (opt out of boxing, for ops whose argument or result types have no
 /// [`Value`] form: such an op cannot be called boxed, and a boxed fallback reaching it is an
-/// error) and `crate = path` (where switchyard is, for crates that re-export it).
+/// error), `mixes_devices` (arguments may be on different devices: an op that copies between
+/// them, such as [`ops::to()`]; other ops report a device mismatch) and `crate = path` (where
+/// switchyard is, for crates that re-export it).
 ///
 /// For `pub fn mul(…) -> T;` the macro generates, in the same module:
 /// - `mul(…) -> T`, the plain call; a failed dispatch panics with the error's message;

@@ -49,3 +49,9 @@ pub fn matmul(x: &Tensor, y: &Tensor) -> Tensor;
 /// A tensor of `shape` filled with `value`, on `device`. The device argument selects the backend.
 #[op(name = "full")]
 pub fn full(shape: &[usize], value: f32, device: Device) -> Tensor;
+
+/// `x` copied to `device` (the same tensor if it is there already). The one standard op whose
+/// arguments may be on different devices: the backend of the highest-priority device involved
+/// does the copy (the wgpu backend copies in both directions between the CPU and the GPU).
+#[op(name = "to", mixes_devices)]
+pub fn to(x: &Tensor, device: Device) -> Tensor;

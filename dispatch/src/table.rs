@@ -207,8 +207,23 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     /// caller tail-calls its cold path, which uses [`OpTable::lookup`] to build or explain.
     #[inline(always)]
     pub fn probe(&'static self, arg_keys: DispatchKeySet) -> Option<(F, DispatchKeySet)> {
+        self.probe_checked::<true>(arg_keys)
+    }
+
+    /// [`OpTable::probe`] without the device-mismatch check, for `#[op(mixes_devices)]` (a copy
+    /// between devices). A separate method, so that the ordinary hot path tests no flag.
+    #[inline(always)]
+    pub fn probe_mixed(&'static self, arg_keys: DispatchKeySet) -> Option<(F, DispatchKeySet)> {
+        self.probe_checked::<false>(arg_keys)
+    }
+
+    #[inline(always)]
+    fn probe_checked<const CHECK_DEVICES: bool>(
+        &'static self,
+        arg_keys: DispatchKeySet,
+    ) -> Option<(F, DispatchKeySet)> {
         let table = self.base.get()?;
-        if mixes_devices(arg_keys) {
+        if CHECK_DEVICES && mixes_devices(arg_keys) {
             return None;
         }
         let keys = with_local_keys(arg_keys);
@@ -242,8 +257,24 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         &'static self,
         arg_keys: DispatchKeySet,
     ) -> Result<(F, DispatchKeySet), DispatchError> {
+        self.lookup_checked::<true>(arg_keys)
+    }
+
+    /// [`OpTable::lookup`] without the device-mismatch check, for `#[op(mixes_devices)]`.
+    #[inline(never)]
+    pub fn lookup_mixed(
+        &'static self,
+        arg_keys: DispatchKeySet,
+    ) -> Result<(F, DispatchKeySet), DispatchError> {
+        self.lookup_checked::<false>(arg_keys)
+    }
+
+    fn lookup_checked<const CHECK_DEVICES: bool>(
+        &'static self,
+        arg_keys: DispatchKeySet,
+    ) -> Result<(F, DispatchKeySet), DispatchError> {
         let table = self.current();
-        if mixes_devices(arg_keys) {
+        if CHECK_DEVICES && mixes_devices(arg_keys) {
             return Err(self.device_mismatch(arg_keys));
         }
         let keys = DispatchKeySet::from_bits_retain(with_local_keys(arg_keys));

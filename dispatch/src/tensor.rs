@@ -193,6 +193,19 @@ impl Tensor {
         self.try_to_vec().unwrap_or_else(|e| e.panic())
     }
 
+    /// This tensor on `device`: the op [`crate::ops::to()`]. Panics if no linked backend can copy
+    /// it there (see [`Tensor::try_to`]).
+    #[track_caller]
+    pub fn to(&self, device: Device) -> Tensor {
+        crate::ops::to(self, device)
+    }
+
+    /// This tensor on `device`, or the error that says why it cannot get there (no backend for
+    /// the device linked, no GPU adapter, …).
+    pub fn try_to(&self, device: Device) -> Result<Tensor, DispatchError> {
+        crate::ops::try_to(self, device)
+    }
+
     /// Whether two handles share one allocation (a clone, not an equal copy).
     pub fn same_storage(&self, other: &Tensor) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)

@@ -8,7 +8,7 @@ use syn::{Expr, ExprLit, ExprPath, Ident, Lit, LitStr, Path, Token};
 
 use crate::ctxt::Errors;
 
-/// One `name = value` argument, spans kept.
+/// One `name = value` argument (or a bare `flag`, which means `flag = true`), spans kept.
 pub struct Arg {
     pub name: Ident,
     pub value: Expr,
@@ -18,7 +18,7 @@ impl Parse for Arg {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         // `parse_any` so that `crate = …` parses although `crate` is a keyword.
         let name = Ident::parse_any(input)?;
-        // A bare flag (`#[op(unboxed)]`) reads as `flag = true`.
+        // A bare flag (`#[op(unboxed)]`, `#[op(mixes_devices)]`) reads as `flag = true`.
         if input.peek(Token![,]) || input.is_empty() {
             let value = syn::parse_quote_spanned!(name.span()=> true);
             return Ok(Arg { name, value });

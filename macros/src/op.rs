@@ -54,7 +54,7 @@ struct Param<'a> {
 
 // ---- validate ----
 
-const ALLOWED: &[&str] = &["name", "unboxed", "crate"];
+const ALLOWED: &[&str] = &["name", "unboxed", "mixes_devices", "crate"];
 
 // Parameters name the schema and are forwarded by name, so each must be a plain identifier.
 fn params<'a>(sig: &'a Signature, errors: &mut Errors) -> Vec<Param<'a>> {
@@ -110,6 +110,7 @@ pub fn expand(attr: TokenStream, item: TokenStream, line: usize) -> TokenStream 
     let krate = args::crate_path(&mut args, &mut errors);
     let name = op_name(&mut args, &op.sig, &mut errors);
     let unboxed = args::flag(&mut args, "unboxed", "op", &mut errors);
+    let mixes = args::flag(&mut args, "mixes_devices", "op", &mut errors);
     sig::check_common(&op.sig, "an `#[op]`", &mut errors);
     not_result(&op.sig, &mut errors);
     let params = params(&op.sig, &mut errors);
@@ -123,6 +124,7 @@ pub fn expand(attr: TokenStream, item: TokenStream, line: usize) -> TokenStream 
         unboxed,
         &quote!(#krate::__private_v1),
         line,
+        mixes,
     )
 }
 
@@ -148,6 +150,7 @@ fn generate(
     unboxed: bool,
     private: &TokenStream,
     line: usize,
+    mixes_devices: bool,
 ) -> TokenStream {
     let OpFn {
         attrs, vis, sig, ..
@@ -193,6 +196,13 @@ fn generate(
          `#[kernel(op = \"{ident}\")]` must have."
     );
     let location = location(private, ident.span());
+    // An op that may mix devices calls table methods without the mismatch check, so the ordinary
+    // hot path tests no flag.
+    let (probe, lookup) = if mixes_devices {
+        (quote!(probe_mixed), quote!(lookup_mixed))
+    } else {
+        (quote!(probe), quote!(lookup))
+    };
     quote! {
         #(#attrs)*
         #[inline]
@@ -205,7 +215,7 @@ fn generate(
         #[inline]
         #vis fn #try_ident(#inputs) -> #result {
             let __arg_keys = #keyset::EMPTY #(#keys)*;
-            match #ident::__OP.probe(__arg_keys) {
+            match #ident::__OP.#probe(__arg_keys) {
                 ::core::option::Option::Some((__kernel, __keys)) => __kernel(__keys, #(#names),*),
                 ::core::option::Option::None => #ident::__cold_call(__arg_keys, #(#names),*),
             }
@@ -277,7 +287,7 @@ fn generate(
             #[cold]
             #[inline(never)]
             pub fn __cold_call(__arg_keys: #keyset, #(#names: #types),*) -> #result {
-                let (__kernel, __keys) = __OP.lookup(__arg_keys)?;
+                let (__kernel, __keys) = __OP.#lookup(__arg_keys)?;
                 let _depth = #private::trace_depth();
                 __kernel(__keys, #(#names),*)
             }

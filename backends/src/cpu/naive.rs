@@ -1,8 +1,8 @@
 //! The naive CPU backend: plain scalar loops, written for obviousness, not speed. It is the
 //! oracle every other backend is tested against.
 
-use switchyard::ops::{add, div, exp, full, matmul, mean, mul, neg, relu, sub, sum};
-use switchyard::{DispatchError, Result, Tensor, kernel};
+use switchyard::ops::{add, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, to};
+use switchyard::{Device, DispatchError, Result, Tensor, kernel};
 
 /// The values of a CPU tensor, or an error naming `op` if the tensor is elsewhere (which dispatch
 /// rules out unless a kernel is registered at the wrong key).
@@ -123,6 +123,19 @@ fn matmul_naive(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 }
 
 #[kernel(op = "full", key = CpuNaive)]
-fn full_naive(shape: &[usize], value: f32, _device: switchyard::Device) -> Tensor {
+fn full_naive(shape: &[usize], value: f32, _device: Device) -> Tensor {
     Tensor::from_fn(shape, |_| value)
+}
+
+/// CPU to CPU: tensors are immutable, so the copy is the same tensor. Moves that involve another
+/// device dispatch to that device's backend (its key is higher), which does the copy.
+#[kernel(op = "to", key = CpuNaive)]
+fn to_naive(x: &Tensor, device: Device) -> Result<Tensor> {
+    match (x.device(), device) {
+        (Device::Cpu, Device::Cpu) => Ok(x.clone()),
+        (from, to) => Err(DispatchError::kernel(
+            "to",
+            format!("the CPU backend copies within the CPU only, not from {from} to {to}"),
+        )),
+    }
 }

@@ -1,0 +1,409 @@
+//! The process's one wgpu context: adapter, device, queue, pipelines, buffer pool, and the batch
+//! of recorded work not yet submitted.
+//!
+//! # Sync model
+//!
+//! A kernel records its dispatch into the context's open command encoder and returns at once: no
+//! submit, no wait. The batch is submitted (still without waiting) when it holds
+//! [`BATCH_PASSES`] dispatches, so the GPU works while the host records more, and before an upload
+//! (see [`Context::upload`]). The host waits only when it needs the GPU's results: reading a
+//! tensor back ([`Context::read`]) or [`synchronize`]. Errors the device reports asynchronously
+//! (out of memory, …) are collected and returned at the next of those waits.
+//!
+//! **Invariant:** all GPU work goes through one ordered stream: the open encoder, submitted in
+//! order on one queue. Writes through `Queue::write_buffer` take effect at the start of the next
+//! submit, ahead of the open encoder's work, so the only ones allowed are to a buffer nothing
+//! recorded can still use: a fresh upload target after the open batch was submitted, and the
+//! batch's own parameter buffer right before its submit.
+
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, mpsc};
+
+use switchyard::DispatchError;
+
+use super::pipelines::{Kernel, PARAMS_SIZE, Pipelines};
+use super::pool::{Kind, Pool, PoolStats};
+
+/// Dispatches recorded before the batch is submitted without being asked.
+pub(crate) const BATCH_PASSES: u64 = 32;
+
+/// The per-dispatch parameters every shader reads: `n`, `m`, `k`, `scalar` (see the `.wgsl`
+/// files for what each kernel makes of them).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Params {
+    pub(crate) n: u32,
+    pub(crate) m: u32,
+    pub(crate) k: u32,
+    pub(crate) scalar: f32,
+}
+
+impl Params {
+    fn bytes(self) -> [u8; PARAMS_SIZE as usize] {
+        bytemuck::cast([self.n, self.m, self.k, self.scalar.to_bits()])
+    }
+}
+
+/// A buffer the pool handed out: returns to the pool when dropped.
+#[derive(Debug)]
+pub(crate) struct PooledBuffer {
+    context: &'static Context,
+    kind: Kind,
+    buffer: wgpu::Buffer,
+}
+
+impl PooledBuffer {
+    pub(crate) fn buffer(&self) -> &wgpu::Buffer {
+        &self.buffer
+    }
+
+    pub(crate) fn context(&self) -> &'static Context {
+        self.context
+    }
+}
+
+impl Drop for PooledBuffer {
+    fn drop(&mut self) {
+        // `wgpu::Buffer` is a handle; the pool keeps a clone, this one goes.
+        self.context.pool.release(self.kind, self.buffer.clone());
+    }
+}
+
+/// Work recorded but not yet submitted.
+#[derive(Debug)]
+struct Batch {
+    encoder: Option<wgpu::CommandEncoder>,
+    /// The dispatches' parameters, one `param_stride` slot each, written to `Context::params`
+    /// just before the batch is submitted.
+    params: Vec<u8>,
+    passes: u64,
+}
+
+/// A bound buffer: the buffer and how many bytes of it the kernel sees.
+pub(crate) type Binding<'a> = (&'a wgpu::Buffer, u64);
+
+/// The process's wgpu context. See the module docs for the sync model.
+#[derive(Debug)]
+pub(crate) struct Context {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    info: wgpu::AdapterInfo,
+    limits: wgpu::Limits,
+    pipelines: Pipelines,
+    pub(crate) pool: Pool,
+    /// One `Params` slot per dispatch of a batch, at `param_stride` (the device's uniform offset
+    /// alignment) apart, bound with a dynamic offset.
+    params: wgpu::Buffer,
+    param_stride: u64,
+    batch: Mutex<Batch>,
+    /// Errors the device reported asynchronously, returned at the next wait.
+    errors: Arc<Mutex<Vec<String>>>,
+}
+
+static CONTEXT: OnceLock<Result<Context, String>> = OnceLock::new();
+
+/// The context, created on first use; or, naming `op`, why there is none.
+pub(crate) fn context(op: &'static str) -> Result<&'static Context, DispatchError> {
+    CONTEXT
+        .get_or_init(Context::new)
+        .as_ref()
+        .map_err(|reason| DispatchError::kernel(op, format!("no wgpu adapter: {reason}")))
+}
+
+/// The context if it exists already; creates nothing.
+pub(crate) fn existing() -> Option<&'static Context> {
+    CONTEXT.get().and_then(|c| c.as_ref().ok())
+}
+
+/// Locks `mutex`, also after a panic elsewhere: the data it guards stays consistent because every
+/// critical section here either completes or records nothing.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Context {
+    fn new() -> Result<Context, String> {
+        // The instance: every native backend compiled in, or those `WGPU_BACKEND` names.
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        // The adapter: a physical (or software) device; `WGPU_POWER_PREF` may pick another.
+        let adapter =
+            pollster::block_on(
+                instance.request_adapter(&wgpu::RequestAdapterOptions {
+                    power_preference: wgpu::PowerPreference::from_env()
+                        .unwrap_or(wgpu::PowerPreference::HighPerformance),
+                    ..Default::default()
+                }),
+            )
+            .map_err(|e| e.to_string())?;
+        let info = adapter.get_info();
+        if !adapter
+            .get_downlevel_capabilities()
+            .flags
+            .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+        {
+            return Err(format!(
+                "adapter `{}` ({:?}) cannot run compute shaders",
+                info.name, info.backend
+            ));
+        }
+        // The device and its queue, with the adapter's best limits (large tensors need large
+        // storage bindings).
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("switchyard"),
+            required_limits: adapter.limits(),
+            ..Default::default()
+        }))
+        .map_err(|e| format!("adapter `{}` gave no device: {e}", info.name))?;
+        // Errors the device reports later are kept for the next wait instead of panicking,
+        // wgpu's default.
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&errors);
+        device.on_uncaptured_error(Arc::new(move |error: wgpu::Error| {
+            lock(&sink).push(error.to_string());
+        }));
+        let limits = device.limits();
+        let param_stride = u64::from(limits.min_uniform_buffer_offset_alignment).max(PARAMS_SIZE);
+        // The parameter buffer: one slot per dispatch of a batch.
+        let params = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("switchyard params"),
+            size: param_stride * BATCH_PASSES,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        Ok(Context {
+            pipelines: Pipelines::new(&device),
+            device,
+            queue,
+            info,
+            limits,
+            pool: Pool::default(),
+            params,
+            param_stride,
+            batch: Mutex::new(Batch {
+                encoder: None,
+                params: Vec::new(),
+                passes: 0,
+            }),
+            errors,
+        })
+    }
+
+    pub(crate) fn info(&self) -> &wgpu::AdapterInfo {
+        &self.info
+    }
+
+    pub(crate) fn pool_stats(&self) -> PoolStats {
+        self.pool.stats()
+    }
+
+    pub(crate) fn recorded(&self) -> u64 {
+        lock(&self.batch).passes
+    }
+
+    /// A storage buffer for `len` `f32`s, from the pool; errors naming `op` when the adapter's
+    /// limits cannot hold it.
+    pub(crate) fn alloc(
+        &'static self,
+        op: &'static str,
+        len: usize,
+    ) -> Result<PooledBuffer, DispatchError> {
+        let bytes = (len as u64).saturating_mul(4);
+        let limit = self
+            .limits
+            .max_buffer_size
+            .min(self.limits.max_storage_buffer_binding_size);
+        if bytes > limit {
+            return Err(DispatchError::kernel(
+                op,
+                format!(
+                    "a tensor of {len} f32s ({bytes} bytes) exceeds what adapter `{}` can bind \
+                     ({limit} bytes)",
+                    self.info.name
+                ),
+            ));
+        }
+        Ok(self.pooled(Kind::Storage, bytes))
+    }
+
+    fn pooled(&'static self, kind: Kind, bytes: u64) -> PooledBuffer {
+        PooledBuffer {
+            context: self,
+            kind,
+            buffer: self.pool.acquire(&self.device, kind, bytes),
+        }
+    }
+
+    /// Records one dispatch of `kernel` over `bindings` (inputs, then output) with `params`,
+    /// on a grid of `groups` workgroups. Nothing is submitted unless the batch is full.
+    pub(crate) fn dispatch(
+        &self,
+        kernel: Kernel,
+        bindings: &[Binding<'_>],
+        params: Params,
+        groups: [u32; 2],
+    ) {
+        debug_assert_eq!(bindings.len(), kernel.inputs() + 1);
+        let pipeline = self.pipelines.get(&self.device, kernel);
+        let mut batch = lock(&self.batch);
+        if batch.passes == BATCH_PASSES {
+            self.submit(&mut batch);
+        }
+        // This dispatch's parameter slot.
+        let offset = batch.params.len() as u64;
+        batch.params.extend_from_slice(&params.bytes());
+        batch
+            .params
+            .resize((offset + self.param_stride) as usize, 0);
+        // Bind the arrays (never an empty range: wgpu rejects those) and the parameter slot.
+        let mut entries: Vec<wgpu::BindGroupEntry<'_>> = bindings
+            .iter()
+            .enumerate()
+            .map(|(i, &(buffer, bytes))| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer,
+                    offset: 0,
+                    size: wgpu::BufferSize::new(bytes.max(4)),
+                }),
+            })
+            .collect();
+        entries.push(wgpu::BindGroupEntry {
+            binding: bindings.len() as u32,
+            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: &self.params,
+                offset: 0,
+                size: wgpu::BufferSize::new(PARAMS_SIZE),
+            }),
+        });
+        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(kernel.entry_point()),
+            layout: self.pipelines.bind_group_layout(kernel.inputs()),
+            entries: &entries,
+        });
+        // Record the pass into the open encoder, opening one if the batch is empty.
+        let encoder = batch.encoder.get_or_insert_with(|| {
+            self.device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("switchyard batch"),
+                })
+        });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(kernel.entry_point()),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, &bind_group, &[offset as u32]);
+            pass.dispatch_workgroups(groups[0], groups[1], 1);
+        }
+        batch.passes += 1;
+    }
+
+    /// Submits the batch, if any, without waiting for it.
+    fn submit(&self, batch: &mut Batch) {
+        let Some(encoder) = batch.encoder.take() else {
+            return;
+        };
+        // The batch's parameters land at the start of this submit, after every earlier submit.
+        if !batch.params.is_empty() {
+            self.queue.write_buffer(&self.params, 0, &batch.params);
+            batch.params.clear();
+        }
+        batch.passes = 0;
+        self.queue.submit([encoder.finish()]);
+    }
+
+    /// A new storage buffer holding `data`, written after all work recorded so far.
+    pub(crate) fn upload(
+        &'static self,
+        op: &'static str,
+        data: &[f32],
+    ) -> Result<PooledBuffer, DispatchError> {
+        let buffer = self.alloc(op, data.len())?;
+        if !data.is_empty() {
+            let mut batch = lock(&self.batch);
+            // Recorded work may still use this buffer's previous tensor: submit it first, so the
+            // write (which runs at the start of the next submit) comes after it.
+            self.submit(&mut batch);
+            self.queue
+                .write_buffer(buffer.buffer(), 0, bytemuck::cast_slice(data));
+        }
+        Ok(buffer)
+    }
+
+    /// The first `len` values of `buffer`, after all work recorded so far: submits the batch and
+    /// waits for the GPU.
+    pub(crate) fn read(
+        &'static self,
+        op: &'static str,
+        buffer: &wgpu::Buffer,
+        len: usize,
+    ) -> Result<Vec<f32>, DispatchError> {
+        if len == 0 {
+            return self.take_errors(op).map(|()| Vec::new());
+        }
+        let bytes = len as u64 * 4;
+        let staging = self.pooled(Kind::Readback, bytes);
+        {
+            // Copy to a mappable buffer at the end of the batch, and submit.
+            let mut batch = lock(&self.batch);
+            let encoder = batch.encoder.get_or_insert_with(|| {
+                self.device
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                        label: Some("switchyard batch"),
+                    })
+            });
+            encoder.copy_buffer_to_buffer(buffer, 0, staging.buffer(), 0, bytes);
+            self.submit(&mut batch);
+        }
+        // Ask for the mapping, then wait for the GPU; the callback runs during the wait.
+        let (sender, receiver) = mpsc::channel();
+        staging
+            .buffer()
+            .map_async(wgpu::MapMode::Read, 0..bytes, move |result| {
+                let _ = sender.send(result);
+            });
+        self.wait(op)?;
+        let mapped = receiver
+            .recv()
+            .map_err(|_| DispatchError::kernel(op, "the wgpu device dropped a buffer mapping"))
+            .and_then(|result| {
+                result.map_err(|e| DispatchError::kernel(op, format!("wgpu buffer mapping: {e}")))
+            });
+        self.take_errors(op)?;
+        mapped?;
+        // Copy into an `f32` vector (whatever the mapping's alignment), then unmap for reuse.
+        let values = staging
+            .buffer()
+            .get_mapped_range(0..bytes)
+            .map(|view| bytemuck::pod_collect_to_vec::<u8, f32>(&view))
+            .map_err(|e| DispatchError::kernel(op, format!("wgpu mapped range: {e}")));
+        staging.buffer().unmap();
+        values
+    }
+
+    /// Submits the batch and waits until the GPU has finished everything submitted.
+    pub(crate) fn synchronize(&self, op: &'static str) -> Result<(), DispatchError> {
+        self.submit(&mut lock(&self.batch));
+        self.wait(op)?;
+        self.take_errors(op)
+    }
+
+    fn wait(&self, op: &'static str) -> Result<(), DispatchError> {
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map(drop)
+            .map_err(|e| DispatchError::kernel(op, format!("waiting for the wgpu device: {e}")))
+    }
+
+    /// The errors the device reported since the last wait, as one error naming `op`.
+    fn take_errors(&self, op: &'static str) -> Result<(), DispatchError> {
+        let errors = std::mem::take(&mut *lock(&self.errors));
+        if errors.is_empty() {
+            return Ok(());
+        }
+        Err(DispatchError::kernel(
+            op,
+            format!("the wgpu device reported an error: {}", errors.join("; ")),
+        ))
+    }
+}

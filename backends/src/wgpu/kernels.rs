@@ -1,0 +1,246 @@
+//! `#[kernel(key = Wgpu)]` for every standard op: each checks its arguments, takes output buffers
+//! from the pool and records its dispatches; none waits for the GPU.
+
+use switchyard::ops::{add, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, to};
+use switchyard::{Device, DispatchError, Result, Tensor, kernel};
+
+use super::context::{Context, Params, PooledBuffer, context};
+use super::pipelines::{
+    ELEMENTWISE_WORKGROUP, Kernel, MATMUL_TILE, REDUCE_PER_THREAD, REDUCE_WORKGROUP,
+};
+use super::storage::WgpuStorage;
+use crate::cpu::naive::same_shape;
+
+/// Workgroups per grid dimension that every adapter supports.
+const MAX_GROUPS: u64 = 65_535;
+
+/// The GPU storage of `x`, or an error naming `op` if `x` is elsewhere (which dispatch rules out:
+/// a call reaches this backend only if an argument is on the GPU, and mixed devices are an error).
+fn storage<'t>(op: &'static str, x: &'t Tensor) -> Result<&'t WgpuStorage> {
+    x.backend_storage::<WgpuStorage>().ok_or_else(|| {
+        DispatchError::kernel(
+            op,
+            format!("the wgpu backend got a tensor on {}", x.device()),
+        )
+    })
+}
+
+fn gpu_tensor(buffer: PooledBuffer, shape: &[usize]) -> Result<Tensor> {
+    let len = shape.iter().product();
+    Tensor::from_backend(WgpuStorage::new(buffer, len), shape, Device::Wgpu)
+}
+
+/// `value` as a shader's `u32` parameter.
+fn param(op: &'static str, value: u64) -> Result<u32> {
+    u32::try_from(value).map_err(|_| {
+        DispatchError::kernel(
+            op,
+            format!("{value} exceeds the wgpu backend's 32-bit sizes"),
+        )
+    })
+}
+
+/// A grid of `groups` workgroups: one row if it fits, else rows of [`MAX_GROUPS`] (the shaders
+/// fold the row into a flat index and skip the few workgroups past the end).
+fn grid(op: &'static str, groups: u64) -> Result<[u32; 2]> {
+    let x = groups.clamp(1, MAX_GROUPS);
+    let y = groups.div_ceil(x);
+    if y > MAX_GROUPS {
+        return Err(DispatchError::kernel(
+            op,
+            format!("{groups} workgroups exceed the wgpu grid"),
+        ));
+    }
+    Ok([x as u32, y as u32])
+}
+
+/// An elementwise kernel over `inputs` (one shape, checked by the caller), or `full` when there
+/// are none.
+fn elementwise(
+    op: &'static str,
+    kernel: Kernel,
+    inputs: &[&Tensor],
+    shape: &[usize],
+    scalar: f32,
+) -> Result<Tensor> {
+    let gpu = context(op)?;
+    let len: usize = shape.iter().product();
+    let mut bindings = Vec::with_capacity(inputs.len() + 1);
+    for x in inputs {
+        bindings.push(storage(op, x)?.binding());
+    }
+    let out = gpu.alloc(op, len)?;
+    if len > 0 {
+        let groups = grid(op, (len as u64).div_ceil(ELEMENTWISE_WORKGROUP))?;
+        bindings.push((out.buffer(), len as u64 * 4));
+        let params = Params {
+            n: param(op, len as u64)?,
+            scalar,
+            ..Params::default()
+        };
+        gpu.dispatch(kernel, &bindings, params, groups);
+    }
+    gpu_tensor(out, shape)
+}
+
+fn binary(op: &'static str, kernel: Kernel, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    same_shape(op, x, y)?;
+    elementwise(op, kernel, &[x, y], x.shape(), 0.0)
+}
+
+fn unary(op: &'static str, kernel: Kernel, x: &Tensor) -> Result<Tensor> {
+    elementwise(op, kernel, &[x], x.shape(), 0.0)
+}
+
+#[kernel(op = "add", key = Wgpu)]
+fn add_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    binary("add", Kernel::Add, x, y)
+}
+
+#[kernel(op = "sub", key = Wgpu)]
+fn sub_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    binary("sub", Kernel::Sub, x, y)
+}
+
+#[kernel(op = "mul", key = Wgpu)]
+fn mul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    binary("mul", Kernel::Mul, x, y)
+}
+
+#[kernel(op = "div", key = Wgpu)]
+fn div_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    binary("div", Kernel::Div, x, y)
+}
+
+#[kernel(op = "neg", key = Wgpu)]
+fn neg_wgpu(x: &Tensor) -> Result<Tensor> {
+    unary("neg", Kernel::Neg, x)
+}
+
+#[kernel(op = "relu", key = Wgpu)]
+fn relu_wgpu(x: &Tensor) -> Result<Tensor> {
+    unary("relu", Kernel::Relu, x)
+}
+
+#[kernel(op = "exp", key = Wgpu)]
+fn exp_wgpu(x: &Tensor) -> Result<Tensor> {
+    unary("exp", Kernel::Exp, x)
+}
+
+#[kernel(op = "full", key = Wgpu)]
+fn full_wgpu(shape: &[usize], value: f32, _device: Device) -> Result<Tensor> {
+    elementwise("full", Kernel::Full, &[], shape, value)
+}
+
+/// The sum of `x` times `scale_by_len ? 1/len : 1`, as a 0-d tensor: passes of workgroup
+/// reductions, each leaving one partial sum per workgroup, until one value is left. All passes
+/// are recorded at once; none waits.
+fn reduce(op: &'static str, x: &Tensor, scale_by_len: bool) -> Result<Tensor> {
+    let gpu: &'static Context = context(op)?;
+    let chunk = REDUCE_WORKGROUP * REDUCE_PER_THREAD;
+    let total = x.numel() as u64;
+    let mut input = storage(op, x)?.binding();
+    let mut len = total;
+    // The previous pass's output: the next pass's input, kept alive until that pass is recorded.
+    let mut partials: PooledBuffer;
+    loop {
+        let groups = len.div_ceil(chunk).max(1);
+        let last = groups == 1;
+        // The mean of nothing is 0 · (1/0) = NaN, as on the CPU.
+        let scalar = if last && scale_by_len {
+            1.0 / total as f32
+        } else {
+            1.0
+        };
+        let out = gpu.alloc(op, groups as usize)?;
+        let params = Params {
+            n: param(op, len)?,
+            m: param(op, groups)?,
+            k: 0,
+            scalar,
+        };
+        gpu.dispatch(
+            Kernel::SumPass,
+            &[input, (out.buffer(), groups * 4)],
+            params,
+            grid(op, groups)?,
+        );
+        partials = out;
+        if last {
+            break;
+        }
+        input = (partials.buffer(), groups * 4);
+        len = groups;
+    }
+    gpu_tensor(partials, &[])
+}
+
+#[kernel(op = "sum", key = Wgpu)]
+fn sum_wgpu(x: &Tensor) -> Result<Tensor> {
+    reduce("sum", x, false)
+}
+
+#[kernel(op = "mean", key = Wgpu)]
+fn mean_wgpu(x: &Tensor) -> Result<Tensor> {
+    reduce("mean", x, true)
+}
+
+#[kernel(op = "matmul", key = Wgpu)]
+fn matmul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let (m, k, n) = match (x.shape(), y.shape()) {
+        (&[m, k], &[k2, n]) if k == k2 => (m as u64, k as u64, n as u64),
+        (a, b) => {
+            return Err(DispatchError::shape(
+                "matmul",
+                format!("expected [m, k] and [k, n], got {a:?} and {b:?}"),
+            ));
+        }
+    };
+    let gpu = context("matmul")?;
+    let (xs, ys) = (storage("matmul", x)?, storage("matmul", y)?);
+    let out = gpu.alloc("matmul", (m * n) as usize)?;
+    if m * n > 0 {
+        let groups = [n.div_ceil(MATMUL_TILE), m.div_ceil(MATMUL_TILE)];
+        if groups.iter().any(|&g| g > MAX_GROUPS) {
+            return Err(DispatchError::kernel(
+                "matmul",
+                format!("a [{m}, {n}] result exceeds the wgpu grid"),
+            ));
+        }
+        let params = Params {
+            n: param("matmul", n)?,
+            m: param("matmul", m)?,
+            k: param("matmul", k)?,
+            scalar: 0.0,
+        };
+        gpu.dispatch(
+            Kernel::Matmul,
+            &[xs.binding(), ys.binding(), (out.buffer(), m * n * 4)],
+            params,
+            groups.map(|g| g as u32),
+        );
+    }
+    gpu_tensor(out, &[m as usize, n as usize])
+}
+
+/// Copies between the CPU (or any device whose storage can be read back to the host) and the
+/// GPU. The call lands here whenever the GPU is involved: `Wgpu` is the highest backend key.
+#[kernel(op = "to", key = Wgpu)]
+fn to_wgpu(x: &Tensor, device: Device) -> Result<Tensor> {
+    match (x.device(), device) {
+        (Device::Wgpu, Device::Wgpu) => Ok(x.clone()),
+        (Device::Wgpu, Device::Cpu) => Tensor::from_vec(x.try_to_vec()?, x.shape()),
+        (_, Device::Wgpu) => {
+            let gpu = context("to")?;
+            let buffer = match x.cpu_data() {
+                Some(values) => gpu.upload("to", values)?,
+                None => gpu.upload("to", &x.try_to_vec()?)?,
+            };
+            gpu_tensor(buffer, x.shape())
+        }
+        (from, to) => Err(DispatchError::kernel(
+            "to",
+            format!("the wgpu backend copies to the CPU and to the GPU, not from {from} to {to}"),
+        )),
+    }
+}

@@ -1,0 +1,81 @@
+//! The GPU backend, through [wgpu](https://wgpu.rs) (Vulkan, Metal, DX12): kernels for every
+//! standard op at [`DispatchKey::Wgpu`](switchyard::DispatchKey::Wgpu), written in WGSL.
+//!
+//! Compiled with the crate feature `wgpu`. Tensors get to the GPU with
+//! [`Tensor::to`](switchyard::Tensor::to) and back the same way, or with `to_vec`:
+//!
+//! ```
+//! use switchyard::ops::{mean, mul};
+//! use switchyard::{Device, Tensor};
+//! use switchyard_backends as _;
+//!
+//! let x = Tensor::vector(&[1.0, 2.0, 3.0]);
+//! match switchyard_backends::wgpu::adapter_info() {
+//!     Ok(info) => {
+//!         let on_gpu = x.to(Device::Wgpu);
+//!         let loss = mean(&mul(&on_gpu, &on_gpu)); // recorded, not waited for
+//!         assert_eq!(loss.device(), Device::Wgpu);
+//!         assert!((loss.to_vec()[0] - 14.0 / 3.0).abs() < 1e-6); // waits here
+//!         println!("ran on {}", info.name);
+//!     }
+//!     // No adapter: every GPU call is an error that says so, never a panic of `try_` forms.
+//!     Err(e) => assert!(e.to_string().contains("no wgpu adapter")),
+//! }
+//! ```
+//!
+//! # Context and memory
+//!
+//! One context per process (instance, adapter, device, queue, pipelines, buffer pool), made at
+//! the first GPU call; `WGPU_BACKEND` and `WGPU_POWER_PREF` pick the adapter as in wgpu. Output
+//! buffers come from a pool of size classes, so a loop of ops reuses buffers instead of
+//! allocating one per call ([`pool_stats`], [`empty_cache`]).
+//!
+//! # Sync model
+//!
+//! No wait after an op: dispatches are recorded into a batch, which is submitted (without
+//! waiting) every 32 dispatches and before an upload, and waited for only when the host reads
+//! values; [`synchronize`] waits explicitly, [`recorded_dispatches`] tells what is not yet
+//! submitted. Errors the device reports asynchronously come back from the next wait.
+
+mod context;
+mod kernels;
+mod pipelines;
+mod pool;
+mod storage;
+
+use switchyard::DispatchError;
+
+pub use pool::PoolStats;
+pub use storage::WgpuStorage;
+
+/// The adapter the backend uses (creating the context if needed), or the error every GPU call
+/// returns when there is none: `no wgpu adapter: <wgpu's reason>`.
+pub fn adapter_info() -> Result<&'static wgpu::AdapterInfo, DispatchError> {
+    Ok(context::context("wgpu::adapter_info")?.info())
+}
+
+/// Submits all recorded GPU work and waits for it to finish; returns errors the device reported
+/// since the last wait. Reading a tensor's values does this by itself; benchmarks and tests that
+/// time GPU work call it.
+pub fn synchronize() -> Result<(), DispatchError> {
+    context::context("wgpu::synchronize")?.synchronize("wgpu::synchronize")
+}
+
+/// The buffer pool's counters, or `None` if the backend has no context (no GPU call yet, or no
+/// adapter).
+pub fn pool_stats() -> Option<PoolStats> {
+    context::existing().map(context::Context::pool_stats)
+}
+
+/// Dispatches recorded but not yet submitted to the GPU (0 with no context); see the
+/// [sync model](self#sync-model).
+pub fn recorded_dispatches() -> u64 {
+    context::existing().map_or(0, context::Context::recorded)
+}
+
+/// Frees the pool's idle buffers (buffers held by live tensors stay).
+pub fn empty_cache() {
+    if let Some(gpu) = context::existing() {
+        gpu.pool.clear();
+    }
+}

@@ -1,0 +1,56 @@
+// `out[m, n] = x[m, k] · y[k, n]`, tiled: each 16×16 workgroup computes a 16×16 block of `out`,
+// stepping along `k` one tile at a time. Per step the workgroup stages a tile of `x` and a tile of
+// `y` in workgroup memory (each invocation loads one element of each), so every global element is
+// read once per tile instead of once per product. Out-of-range tile elements are zeros, which
+// handles sizes that are not multiples of 16 (and `k = 0`, which leaves every output 0).
+
+struct Params {
+    n: u32,       // columns of `y` and `out`
+    m: u32,       // rows of `x` and `out`
+    k: u32,       // columns of `x`, rows of `y`
+    scalar: f32,  // unused here
+}
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read> y: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@group(0) @binding(3) var<uniform> params: Params;
+
+// Must equal `MATMUL_TILE` in `pipelines.rs`.
+const TILE: u32 = 16u;
+
+var<workgroup> x_tile: array<array<f32, TILE>, TILE>;
+var<workgroup> y_tile: array<array<f32, TILE>, TILE>;
+
+@compute @workgroup_size(TILE, TILE)
+fn matmul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>) {
+    let row = wg.y * TILE + local.y;
+    let col = wg.x * TILE + local.x;
+    let m = params.m;
+    let n = params.n;
+    let k = params.k;
+    var acc = 0.0;
+    let steps = (k + TILE - 1u) / TILE;
+    for (var t = 0u; t < steps; t++) {
+        let x_col = t * TILE + local.x;
+        var a = 0.0;
+        if row < m && x_col < k {
+            a = x[row * k + x_col];
+        }
+        x_tile[local.y][local.x] = a;
+        let y_row = t * TILE + local.y;
+        var b = 0.0;
+        if y_row < k && col < n {
+            b = y[y_row * n + col];
+        }
+        y_tile[local.y][local.x] = b;
+        workgroupBarrier();
+        for (var i = 0u; i < TILE; i++) {
+            acc += x_tile[local.y][i] * y_tile[i][local.x];
+        }
+        workgroupBarrier();
+    }
+    if row < m && col < n {
+        out[row * n + col] = acc;
+    }
+}

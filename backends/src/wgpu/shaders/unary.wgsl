@@ -1,0 +1,48 @@
+// Elementwise ops of one operand: `out[i] = f(x[i])`. Same grid as `binary.wgsl`.
+
+struct Params {
+    n: u32,       // elements
+    m: u32,       // unused here
+    k: u32,       // unused here
+    scalar: f32,  // unused here
+}
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> out: array<f32>;
+@group(0) @binding(2) var<uniform> params: Params;
+
+// Must equal `ELEMENTWISE_WORKGROUP` in `pipelines.rs`.
+const WORKGROUP: u32 = 256u;
+
+fn index(workgroup: vec3<u32>, groups: vec3<u32>, local: u32) -> u32 {
+    return (workgroup.y * groups.x + workgroup.x) * WORKGROUP + local;
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn neg(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+       @builtin(local_invocation_index) local: u32) {
+    let i = index(wg, groups, local);
+    if i < params.n {
+        out[i] = -x[i];
+    }
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn relu(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) local: u32) {
+    let i = index(wg, groups, local);
+    if i < params.n {
+        let v = x[i];
+        // `select`, not `max`: NaN stays NaN (NaN < 0 is false), as on the CPU.
+        out[i] = select(v, 0.0, v < 0.0);
+    }
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn exponential(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) local: u32) {
+    let i = index(wg, groups, local);
+    if i < params.n {
+        out[i] = exp(x[i]);
+    }
+}

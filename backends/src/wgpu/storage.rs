@@ -1,0 +1,55 @@
+//! [`WgpuStorage`]: a tensor's values in a GPU buffer.
+
+use std::fmt;
+
+use switchyard::{BackendStorage, DispatchError};
+
+use super::context::{Binding, PooledBuffer};
+
+/// The data of a tensor on [`switchyard::Device::Wgpu`]: `len` `f32`s, row-major, at the start of
+/// a GPU buffer from the backend's pool (the buffer may be larger: pool buffers come in size
+/// classes). Dropping the last tensor that holds it returns the buffer to the pool.
+///
+/// Kernels of other crates reach it with `tensor.backend_storage::<WgpuStorage>()`.
+pub struct WgpuStorage {
+    buffer: PooledBuffer,
+    len: usize,
+}
+
+impl WgpuStorage {
+    pub(crate) fn new(buffer: PooledBuffer, len: usize) -> WgpuStorage {
+        WgpuStorage { buffer, len }
+    }
+
+    /// The GPU buffer; its first `len() * 4` bytes are the values.
+    pub fn buffer(&self) -> &wgpu::Buffer {
+        self.buffer.buffer()
+    }
+
+    /// The buffer and the bytes of it that hold values, as a kernel binds them.
+    pub(crate) fn binding(&self) -> Binding<'_> {
+        (self.buffer.buffer(), self.len as u64 * 4)
+    }
+}
+
+impl fmt::Debug for WgpuStorage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WgpuStorage")
+            .field("len", &self.len)
+            .field("buffer_size", &self.buffer.buffer().size())
+            .finish()
+    }
+}
+
+impl BackendStorage for WgpuStorage {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Submits the recorded work, waits for it, and copies the values back.
+    fn to_host(&self) -> Result<Vec<f32>, DispatchError> {
+        self.buffer
+            .context()
+            .read("Tensor::to_vec", self.buffer.buffer(), self.len)
+    }
+}

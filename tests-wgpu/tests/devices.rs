@@ -1,0 +1,125 @@
+//! Tensors across devices: `to` in every direction, the device-mismatch error for a CPU and a GPU
+//! tensor in one call, and the wgpu kernels' registration.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use switchyard::ops::{add, to, try_add, try_matmul, try_to};
+use switchyard::{Device, DispatchKey, DispatchKeySet, ErrorKind, SlotOrigin, Tensor, find_op};
+use switchyard_example_downstream::to_toy;
+use switchyard_tests_wgpu::gpu_or_skip;
+
+#[test]
+fn every_standard_op_has_a_wgpu_kernel() {
+    for op in [
+        "add", "sub", "mul", "div", "neg", "relu", "exp", "sum", "mean", "matmul", "full", "to",
+    ] {
+        let handle = find_op(op).expect("a standard op");
+        match handle.slot(DispatchKey::Wgpu).unwrap() {
+            SlotOrigin::Kernel(meta) => {
+                assert_eq!(meta.name, format!("{op}_wgpu"));
+                assert!(meta.location.file.ends_with("wgpu/kernels.rs"), "{meta:?}");
+            }
+            other => panic!("{op}: the Wgpu slot is {other}"),
+        }
+    }
+}
+
+#[test]
+fn a_cpu_and_a_gpu_tensor_in_one_call_is_a_device_mismatch() {
+    if !gpu_or_skip("a_cpu_and_a_gpu_tensor_in_one_call_is_a_device_mismatch") {
+        return;
+    }
+    let cpu = Tensor::vector(&[1.0, 2.0]);
+    let gpu = cpu.to(Device::Wgpu);
+    for error in [
+        try_add(&cpu, &gpu).unwrap_err(),
+        try_add(&gpu, &cpu).unwrap_err(),
+        try_matmul(&gpu, &Tensor::from_vec(vec![1.0; 2], &[2, 1]).unwrap()).unwrap_err(),
+    ] {
+        match error.kind() {
+            ErrorKind::DeviceMismatch { devices, .. } => {
+                assert_eq!(devices, &[Device::Wgpu, Device::Cpu], "{error}");
+            }
+            other => panic!("expected a device mismatch, got {other:?}"),
+        }
+        assert!(
+            error
+                .to_string()
+                .contains("different devices (wgpu and cpu)"),
+            "{error}"
+        );
+    }
+    // The plain call panics with the same message.
+    let expected = try_add(&cpu, &gpu).unwrap_err().to_string();
+    let payload = catch_unwind(AssertUnwindSafe(|| add(&cpu, &gpu))).unwrap_err();
+    assert_eq!(payload.downcast_ref::<String>(), Some(&expected));
+}
+
+#[test]
+fn to_copies_between_cpu_gpu_and_a_downstream_device() {
+    if !gpu_or_skip("to_copies_between_cpu_gpu_and_a_downstream_device") {
+        return;
+    }
+    let x = Tensor::from_vec(vec![1.0, -2.0, 3.5, 4.0, 0.0, -0.0], &[2, 3]).unwrap();
+    let gpu = to(&x, Device::Wgpu);
+    assert_eq!(gpu.device(), Device::Wgpu);
+    assert_eq!(gpu.keys(), DispatchKeySet::WGPU);
+    assert_eq!(gpu.shape(), &[2, 3]);
+    assert!(gpu.cpu_data().is_none());
+    // The values read back directly, and through `to(Cpu)`.
+    assert_eq!(gpu.to_vec(), x.to_vec());
+    assert_eq!(gpu.to(Device::Cpu).cpu_data(), x.cpu_data());
+    assert_eq!(gpu.to_string(), "[[1, -2, 3.5], [4, 0, -0]]");
+    assert!(format!("{gpu:?}").contains("device=wgpu"));
+    // From a downstream device whose storage reads back to the host.
+    let toy = to_toy(&x).unwrap();
+    assert_eq!(toy.to(Device::Wgpu).to_vec(), x.to_vec());
+    // To it, the wgpu backend cannot go; the error says so, and `try_` forms do not panic.
+    let error = try_to(&gpu, Device::PrivateUse1).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("copies to the CPU and to the GPU, not from wgpu to privateuse1"),
+        "{error}"
+    );
+    assert!(x.try_to(Device::PrivateUse1).is_err());
+}
+
+#[test]
+fn to_on_one_device_returns_the_same_tensor() {
+    let x = Tensor::vector(&[1.0]);
+    assert!(x.to(Device::Cpu).same_storage(&x));
+    if gpu_or_skip("to_on_one_device_returns_the_same_tensor") {
+        let gpu = x.to(Device::Wgpu);
+        assert!(gpu.to(Device::Wgpu).same_storage(&gpu));
+        assert!(
+            !gpu.to(Device::Cpu).same_storage(&x),
+            "a copy back is a new tensor"
+        );
+    }
+}
+
+/// Eight threads record into the one batch at once; each gets its own results.
+#[test]
+fn ops_from_many_threads_share_the_batch() {
+    if !gpu_or_skip("ops_from_many_threads_share_the_batch") {
+        return;
+    }
+    let threads: Vec<_> = (0..8)
+        .map(|k| {
+            std::thread::spawn(move || {
+                let x = Tensor::from_fn(&[3001], |i| (i % 13) as f32 + k as f32);
+                let gpu_x = x.to(Device::Wgpu);
+                let (mut on_gpu, mut on_cpu) = (gpu_x.clone(), x.clone());
+                for _ in 0..50 {
+                    on_gpu = add(&on_gpu, &gpu_x);
+                    on_cpu = add(&on_cpu, &x);
+                }
+                assert_eq!(on_gpu.to_vec(), on_cpu.to_vec(), "thread {k}");
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+}
