@@ -66,6 +66,7 @@
 extern crate self as switchyard;
 
 mod arg;
+pub mod cpu;
 mod device;
 mod error;
 mod handle;

@@ -6,6 +6,7 @@
 pub use linkme;
 
 pub use crate::arg::DispatchArg;
+pub use crate::cpu::CpuFeatures;
 pub use crate::error::{DispatchError, Location};
 pub use crate::handle::OpHandle;
 pub use crate::key::{DispatchKey, DispatchKeySet};

@@ -3,6 +3,7 @@
 
 use linkme::distributed_slice;
 
+use crate::cpu::CpuFeatures;
 use crate::error::Location;
 use crate::key::{DispatchKey, DispatchKeySet};
 
@@ -13,6 +14,9 @@ pub struct KernelMeta {
     pub name: &'static str,
     /// Where it was registered.
     pub location: Location,
+    /// The CPU features this variant needs (`cpu = "avx2,fma"`); empty for a plain kernel. A
+    /// variant is installed only on a CPU that has them all (see [`crate::cpu`]).
+    pub cpu: CpuFeatures,
 }
 
 /// One `#[kernel]`: a typed function pointer for one op at one key. `F` is the op's kernel type,

@@ -1,13 +1,14 @@
 //! Per-op dispatch tables: built once from the op's registrations, then read with one indexed load.
 //!
 //! **Invariant:** a built table depends only on the set of registrations (they are sorted by an
-//! explicit key before use), never on link order.
+//! explicit key before use) and the process's CPU policy (detected once), never on link order.
 
 use std::fmt;
 use std::sync::OnceLock;
 
 use linkme::DistributedSlice;
 
+use crate::cpu::CpuPolicy;
 use crate::device::Device;
 use crate::error::{DispatchError, ErrorKind, Location};
 use crate::key::{DispatchKey, DispatchKeySet, NUM_KEYS};
@@ -41,6 +42,11 @@ pub enum SlotOrigin {
 impl fmt::Display for SlotOrigin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            SlotOrigin::Kernel(meta) if !meta.cpu.is_empty() => write!(
+                f,
+                "[kernel] {} {} (cpu: {})",
+                meta.location, meta.name, meta.cpu
+            ),
             SlotOrigin::Kernel(meta) => write!(f, "[kernel] {} {}", meta.location, meta.name),
             SlotOrigin::Composite => f.write_str("[composite]"),
             SlotOrigin::Fallthrough => f.write_str("fallthrough"),
@@ -244,7 +250,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
 
     fn sorted_registrations(&self) -> Vec<&'static KernelRegistration<F>> {
         let mut registrations: Vec<_> = self.kernels.iter().collect();
-        registrations.sort_by_key(|r| (r.key, r.meta.location, r.meta.name));
+        registrations.sort_by_key(|r| (r.key, r.meta.cpu, r.meta.location, r.meta.name));
         registrations
     }
 
@@ -256,12 +262,13 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     }
 
     /// Resolves every slot: kernel > composite > fallthrough > missing (DESIGN §3, the parts
-    /// this crate implements so far).
+    /// this crate implements so far). Among CPU variants of one key, only the one
+    /// `crate::cpu::installable` picks counts as "a kernel".
     fn resolve(&self) -> Result<Table<F>, DispatchError> {
         let registrations = self.sorted_registrations();
         if let Some(pair) = registrations
             .windows(2)
-            .find(|pair| pair[0].key == pair[1].key)
+            .find(|pair| pair[0].key == pair[1].key && pair[0].meta.cpu == pair[1].meta.cpu)
         {
             return Err(DispatchError::new(ErrorKind::DuplicateKernel {
                 op: self.info.name,
@@ -270,6 +277,8 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
                 second: (pair[1].meta.name, pair[1].meta.location),
             }));
         }
+        // CPU variants of one key: keep the best the CPU runs, or none (as if none registered).
+        let registrations = crate::cpu::installable(&registrations, CpuPolicy::current());
         let with_kernel: DispatchKeySet = registrations.iter().map(|r| r.key).collect();
         let fallthrough = fallthrough_keys();
         let mut table = Table::empty();

@@ -10,21 +10,23 @@ use syn::spanned::Spanned;
 use syn::{ItemFn, LitStr, Path, parse_quote_spanned};
 
 use crate::args::{self, Args};
+use crate::cpu::{self, CpuAttr};
 use crate::ctxt::Errors;
 use crate::op::location;
 use crate::{keys, sig};
 
 // ---- ast ----
 
-/// The parsed attribute: which op, which key, where switchyard lives. `op` and `key` are `None`
-/// only when an error says why.
+/// The parsed attribute: which op, which key, which CPU features (a variant), where switchyard
+/// lives. `op` and `key` are `None` only when an error says why.
 struct KernelAttr {
     op: Option<Path>,
     key: Option<TokenStream>,
+    cpu: Option<CpuAttr>,
     krate: Path,
 }
 
-const ALLOWED: &[&str] = &["op", "key", "crate"];
+const ALLOWED: &[&str] = &["op", "key", "cpu", "crate"];
 
 // ---- validate ----
 
@@ -67,8 +69,14 @@ fn parse_attr(attr: TokenStream, errors: &mut Errors) -> KernelAttr {
     let krate = args::crate_path(&mut args, errors);
     let private = quote!(#krate::__private_v1);
     let op = op_path(&mut args, errors);
+    let cpu = cpu::parse(&mut args, errors);
     let key = key(&mut args, &private, errors);
-    KernelAttr { op, key, krate }
+    KernelAttr {
+        op,
+        key,
+        cpu,
+        krate,
+    }
 }
 
 // ---- expand ----
@@ -85,15 +93,17 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let attr = parse_attr(attr, &mut errors);
     sig::check_common(&function.sig, "a `#[kernel]`", &mut errors);
+    cpu::check_target_features(&function, attr.cpu.as_ref(), &mut errors);
     match (errors.finish(), attr) {
         (
             None,
             KernelAttr {
                 op: Some(op),
                 key: Some(key),
+                cpu,
                 krate,
             },
-        ) => generate(&function, &op, &key, &krate),
+        ) => generate(&function, &op, &key, cpu.as_ref(), &krate),
         (compile_errors, attr) => {
             let function = fallback(function, attr.op.as_ref());
             quote!(#compile_errors #function)
@@ -116,11 +126,24 @@ fn fallback(mut function: ItemFn, op: Option<&Path>) -> ItemFn {
     function
 }
 
-fn generate(function: &ItemFn, op: &Path, key: &TokenStream, krate: &Path) -> TokenStream {
+fn generate(
+    function: &ItemFn,
+    op: &Path,
+    key: &TokenStream,
+    cpu: Option<&CpuAttr>,
+    krate: &Path,
+) -> TokenStream {
     let private = quote!(#krate::__private_v1);
     let ident = &function.sig.ident;
     let name = LitStr::new(&ident.to_string(), ident.span());
-    let reference = signature_spanned_reference(function);
+    let features = cpu::features_expr(cpu, &private);
+    // A `#[target_feature]` function cannot be a function pointer: register its safe entry.
+    let (entry, reference) = if cpu::has_target_feature(function) {
+        let (entry, entry_ident) = cpu::entry(function);
+        (entry, signature_spanned_reference(function, &entry_ident))
+    } else {
+        (TokenStream::new(), signature_spanned_reference(function, ident))
+    };
     let location = location(&private, ident.span());
     // The op's items are imported once, so that an unknown op is one error, not one per use.
     let (imports, adapted) = if sig::returns_result(&function.sig.output) {
@@ -143,9 +166,11 @@ fn generate(function: &ItemFn, op: &Path, key: &TokenStream, krate: &Path) -> To
     quote! {
         #function
 
-        #[allow(unsafe_code)] // linkme's `link_section`
+        #[allow(unsafe_code)] // linkme's `link_section`; a `#[target_feature]` kernel's entry
         const _: () = {
             use #imports;
+
+            #entry
 
             struct Kernel;
             impl OpKernel for Kernel {
@@ -160,7 +185,11 @@ fn generate(function: &ItemFn, op: &Path, key: &TokenStream, krate: &Path) -> To
                 #private::KernelRegistration {
                     key: #key,
                     kernel: #adapted,
-                    meta: #private::KernelMeta { name: #name, location: #location },
+                    meta: #private::KernelMeta {
+                        name: #name,
+                        location: #location,
+                        cpu: #features,
+                    },
                 };
         };
     }
@@ -169,7 +198,7 @@ fn generate(function: &ItemFn, op: &Path, key: &TokenStream, krate: &Path) -> To
 /// `*&kernel_fn`, with `*` carrying the span of `fn` and the name that of the signature's last
 /// token: rustc spans an expression from its first to its last token, so a signature mismatch is
 /// underlined across the kernel's whole signature.
-fn signature_spanned_reference(function: &ItemFn) -> TokenStream {
+fn signature_spanned_reference(function: &ItemFn, target: &syn::Ident) -> TokenStream {
     let sig = &function.sig;
     let first = sig.fn_token.span;
     let last = sig
@@ -179,7 +208,7 @@ fn signature_spanned_reference(function: &ItemFn) -> TokenStream {
         .last()
         .as_ref()
         .map_or(sig.paren_token.span.close(), TokenTree::span);
-    let mut ident = sig.ident.clone();
+    let mut ident = target.clone();
     ident.set_span(last);
     quote_spanned!(first=> *&#ident)
 }

@@ -1,0 +1,655 @@
+//! CPU variants of a kernel: the features each one needs, what the running CPU has, and which
+//! variant an op's table installs.
+//!
+//! Several kernels may share one key when each names the CPU features it needs
+//! (`#[kernel(op = "mul", key = CpuSimd, cpu = "avx2,fma")]`). When a table is built, the best
+//! variant whose features the CPU has is installed; the others are never reachable. The
+//! `SWITCHYARD_CPU_CAPABILITY` environment variable (`default`, `avx2`, `avx512`, `neon`) can
+//! lower the choice, never raise it.
+//!
+//! **Invariant (soundness):** a variant is installed only if every feature it names was detected
+//! on the running CPU by the standard library's runtime detection. The capability override is
+//! intersected with the detected features, so it can only remove variants. A `#[target_feature]`
+//! kernel is reached through an entry the macro generates, which is sound because of this check
+//! (and because the macro requires `cpu` to list every feature `#[target_feature]` enables).
+//!
+//! ```
+//! use switchyard::cpu::{Capability, CpuFeatures, CpuPolicy};
+//!
+//! // An AVX2 machine asked for AVX-512: clamped to AVX2, with a warning.
+//! let avx2 = CpuFeatures::SSE2 | CpuFeatures::AVX | CpuFeatures::AVX2 | CpuFeatures::FMA;
+//! let policy = CpuPolicy::new(avx2, Some("avx512"));
+//! assert_eq!(policy.capability(), Capability::Avx2);
+//! assert!(policy.warning().unwrap().contains("clamped to avx2"));
+//! // So an AVX-512 variant is never chosen, and the dump says why.
+//! let variants = [CpuFeatures::AVX2 | CpuFeatures::FMA, CpuFeatures::AVX512F];
+//! assert_eq!(policy.choose(&variants), Some(0));
+//! assert_eq!(policy.verdict(variants[1]).to_string(), "not chosen: CPU lacks avx512f");
+//! ```
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use crate::key::DispatchKey;
+use crate::registry::{KernelMeta, KernelRegistration};
+
+bitflags::bitflags! {
+    /// CPU features a kernel variant needs (`cpu = "avx2,fma"`), by the names `#[target_feature]`
+    /// and the standard library's runtime detection use.
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+    pub struct CpuFeatures: u32 {
+        /// x86 `sse2`.
+        const SSE2 = 1 << 0;
+        /// x86 `sse3`.
+        const SSE3 = 1 << 1;
+        /// x86 `ssse3`.
+        const SSSE3 = 1 << 2;
+        /// x86 `sse4.1`.
+        const SSE4_1 = 1 << 3;
+        /// x86 `sse4.2`.
+        const SSE4_2 = 1 << 4;
+        /// x86 `popcnt`.
+        const POPCNT = 1 << 5;
+        /// x86 `avx`.
+        const AVX = 1 << 6;
+        /// x86 `avx2`.
+        const AVX2 = 1 << 7;
+        /// x86 `fma`.
+        const FMA = 1 << 8;
+        /// x86 `f16c`.
+        const F16C = 1 << 9;
+        /// x86 `bmi1`.
+        const BMI1 = 1 << 10;
+        /// x86 `bmi2`.
+        const BMI2 = 1 << 11;
+        /// x86 `avx512f`.
+        const AVX512F = 1 << 12;
+        /// x86 `avx512cd`.
+        const AVX512CD = 1 << 13;
+        /// x86 `avx512bw`.
+        const AVX512BW = 1 << 14;
+        /// x86 `avx512dq`.
+        const AVX512DQ = 1 << 15;
+        /// x86 `avx512vl`.
+        const AVX512VL = 1 << 16;
+        /// aarch64 `neon` (Advanced SIMD).
+        const NEON = 1 << 17;
+    }
+}
+
+/// Each feature's name as written in `cpu = "…"` and `#[target_feature(enable = "…")]`.
+///
+/// **Invariant:** the `#[kernel]` macro accepts exactly these names (`macros/src/cpu.rs`); the
+/// test `tests/tests/simd_dispatch.rs` registers a variant for each.
+pub const FEATURE_NAMES: [(CpuFeatures, &str); 18] = [
+    (CpuFeatures::SSE2, "sse2"),
+    (CpuFeatures::SSE3, "sse3"),
+    (CpuFeatures::SSSE3, "ssse3"),
+    (CpuFeatures::SSE4_1, "sse4.1"),
+    (CpuFeatures::SSE4_2, "sse4.2"),
+    (CpuFeatures::POPCNT, "popcnt"),
+    (CpuFeatures::AVX, "avx"),
+    (CpuFeatures::AVX2, "avx2"),
+    (CpuFeatures::FMA, "fma"),
+    (CpuFeatures::F16C, "f16c"),
+    (CpuFeatures::BMI1, "bmi1"),
+    (CpuFeatures::BMI2, "bmi2"),
+    (CpuFeatures::AVX512F, "avx512f"),
+    (CpuFeatures::AVX512CD, "avx512cd"),
+    (CpuFeatures::AVX512BW, "avx512bw"),
+    (CpuFeatures::AVX512DQ, "avx512dq"),
+    (CpuFeatures::AVX512VL, "avx512vl"),
+    (CpuFeatures::NEON, "neon"),
+];
+
+const X86_AVX512: CpuFeatures = CpuFeatures::AVX512F
+    .union(CpuFeatures::AVX512CD)
+    .union(CpuFeatures::AVX512BW)
+    .union(CpuFeatures::AVX512DQ)
+    .union(CpuFeatures::AVX512VL);
+const X86_ALL: CpuFeatures = CpuFeatures::all().difference(CpuFeatures::NEON);
+
+impl fmt::Display for CpuFeatures {
+    /// `avx2,fma`, as written in `cpu = "…"`; `-` for none.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return f.write_str("-");
+        }
+        let mut first = true;
+        for (flag, name) in FEATURE_NAMES {
+            if self.contains(flag) {
+                if !first {
+                    f.write_str(",")?;
+                }
+                f.write_str(name)?;
+                first = false;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for CpuFeatures {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CpuFeatures({self})")
+    }
+}
+
+/// The features of the running CPU, detected once with the standard library's runtime detection
+/// (which also checks that the OS saves the wider registers).
+pub fn detected() -> CpuFeatures {
+    static DETECTED: OnceLock<CpuFeatures> = OnceLock::new();
+    *DETECTED.get_or_init(detect)
+}
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+fn detect() -> CpuFeatures {
+    let mut found = CpuFeatures::empty();
+    macro_rules! probe {
+        ($($name:tt => $flag:ident),* $(,)?) => {
+            $(if std::arch::is_x86_feature_detected!($name) {
+                found |= CpuFeatures::$flag;
+            })*
+        };
+    }
+    probe!(
+        "sse2" => SSE2, "sse3" => SSE3, "ssse3" => SSSE3, "sse4.1" => SSE4_1,
+        "sse4.2" => SSE4_2, "popcnt" => POPCNT, "avx" => AVX, "avx2" => AVX2, "fma" => FMA,
+        "f16c" => F16C, "bmi1" => BMI1, "bmi2" => BMI2, "avx512f" => AVX512F,
+        "avx512cd" => AVX512CD, "avx512bw" => AVX512BW, "avx512dq" => AVX512DQ,
+        "avx512vl" => AVX512VL,
+    );
+    found
+}
+
+#[cfg(target_arch = "aarch64")]
+fn detect() -> CpuFeatures {
+    if std::arch::is_aarch64_feature_detected!("neon") {
+        CpuFeatures::NEON
+    } else {
+        CpuFeatures::empty()
+    }
+}
+
+#[cfg(not(any(target_arch = "x86", target_arch = "x86_64", target_arch = "aarch64")))]
+fn detect() -> CpuFeatures {
+    CpuFeatures::empty()
+}
+
+/// A level of `SWITCHYARD_CPU_CAPABILITY`: the most a variant may need. Levels are ordered
+/// within an architecture (`default < avx2 < avx512`, `default < neon`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Capability {
+    /// No ISA-specific variant: only kernels that name no CPU feature (`CpuSimd` falls through to
+    /// the scalar backend for ops whose SIMD kernels all need features).
+    Default,
+    /// x86 up to AVX2 (with FMA, F16C, BMI): no AVX-512.
+    Avx2,
+    /// x86 including AVX-512.
+    Avx512,
+    /// aarch64 NEON.
+    Neon,
+}
+
+impl Capability {
+    /// Every level, from the highest to the lowest.
+    pub const ALL: [Capability; 4] = [
+        Capability::Avx512,
+        Capability::Avx2,
+        Capability::Neon,
+        Capability::Default,
+    ];
+
+    /// The name `SWITCHYARD_CPU_CAPABILITY` takes.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Capability::Default => "default",
+            Capability::Avx2 => "avx2",
+            Capability::Avx512 => "avx512",
+            Capability::Neon => "neon",
+        }
+    }
+
+    /// The level called `name` (ASCII case and surrounding space ignored).
+    pub fn parse(name: &str) -> Option<Capability> {
+        let name = name.trim();
+        Capability::ALL
+            .into_iter()
+            .find(|c| c.name().eq_ignore_ascii_case(name))
+    }
+
+    /// The features a variant may need at this level.
+    pub const fn allows(self) -> CpuFeatures {
+        match self {
+            Capability::Default => CpuFeatures::empty(),
+            Capability::Avx2 => X86_ALL.difference(X86_AVX512),
+            Capability::Avx512 => X86_ALL,
+            Capability::Neon => CpuFeatures::NEON,
+        }
+    }
+
+    /// The features a CPU must have to reach this level.
+    const fn requires(self) -> CpuFeatures {
+        match self {
+            Capability::Default => CpuFeatures::empty(),
+            Capability::Avx2 => CpuFeatures::AVX2.union(CpuFeatures::FMA),
+            Capability::Avx512 => CpuFeatures::AVX2
+                .union(CpuFeatures::FMA)
+                .union(CpuFeatures::AVX512F),
+            Capability::Neon => CpuFeatures::NEON,
+        }
+    }
+
+    /// The highest level a CPU with `features` reaches.
+    pub fn of(features: CpuFeatures) -> Capability {
+        Capability::ALL
+            .into_iter()
+            .find(|c| features.contains(c.requires()))
+            .unwrap_or(Capability::Default)
+    }
+
+    /// The lowest level whose `allows` covers `needs`: how a variant ranks.
+    fn rank(needs: CpuFeatures) -> u8 {
+        match Capability::ALL
+            .into_iter()
+            .rev()
+            .find(|c| c.allows().contains(needs))
+        {
+            Some(Capability::Default) => 0,
+            Some(Capability::Avx2 | Capability::Neon) => 1,
+            Some(Capability::Avx512) => 2,
+            None => 3,
+        }
+    }
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The environment variable that lowers the choice of CPU variants.
+pub const CAPABILITY_VAR: &str = "SWITCHYARD_CPU_CAPABILITY";
+
+/// Which CPU variants may be installed: the detected features, capped by the override.
+#[derive(Clone, Debug)]
+pub struct CpuPolicy {
+    detected: CpuFeatures,
+    requested: Option<Capability>,
+    capability: Capability,
+    warning: Option<String>,
+}
+
+/// Why a variant was or was not installed; what the table dump shows under its key.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Verdict {
+    /// Installed.
+    Chosen,
+    /// Runnable here, but another variant of the key ranks higher.
+    Outranked,
+    /// The CPU lacks these features.
+    Lacks(CpuFeatures),
+    /// The CPU has the features, but `SWITCHYARD_CPU_CAPABILITY` caps the choice below them.
+    Capped(Capability),
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Verdict::Chosen => f.write_str("chosen"),
+            Verdict::Outranked => f.write_str("not chosen: a higher variant runs here"),
+            Verdict::Lacks(missing) => write!(f, "not chosen: CPU lacks {missing}"),
+            Verdict::Capped(cap) => {
+                write!(f, "not chosen: capped by {CAPABILITY_VAR}={cap}")
+            }
+        }
+    }
+}
+
+impl CpuPolicy {
+    /// The policy for a CPU with `detected` features and the override value `request` (`None`
+    /// when unset). Pure: tests call it with made-up CPUs.
+    pub fn new(detected: CpuFeatures, request: Option<&str>) -> CpuPolicy {
+        let best = Capability::of(detected);
+        let mut policy = CpuPolicy {
+            detected,
+            requested: None,
+            capability: best,
+            warning: None,
+        };
+        let Some(request) = request.filter(|r| !r.trim().is_empty()) else {
+            return policy;
+        };
+        let Some(asked) = Capability::parse(request) else {
+            policy.warning = Some(format!(
+                "switchyard: unknown {CAPABILITY_VAR}={request:?} (expected default, avx2, \
+                 avx512 or neon); using the detected {best}"
+            ));
+            return policy;
+        };
+        // The highest level covered by both the request and the CPU: never above either.
+        let usable = asked.allows() & best.allows();
+        let capability = Capability::ALL
+            .into_iter()
+            .find(|c| usable.contains(c.allows()))
+            .unwrap_or(Capability::Default);
+        if capability != asked {
+            policy.warning = Some(format!(
+                "switchyard: {CAPABILITY_VAR}={asked} is above what this CPU supports ({best}); \
+                 clamped to {capability}"
+            ));
+        }
+        policy.requested = Some(asked);
+        policy.capability = capability;
+        policy
+    }
+
+    /// The running process's policy: detected once, the override read once (a warning, if any,
+    /// is printed once to stderr).
+    pub fn current() -> &'static CpuPolicy {
+        static CURRENT: OnceLock<CpuPolicy> = OnceLock::new();
+        CURRENT.get_or_init(|| {
+            let request = std::env::var(CAPABILITY_VAR).ok();
+            let policy = CpuPolicy::new(detected(), request.as_deref());
+            if let Some(warning) = &policy.warning {
+                eprintln!("{warning}");
+            }
+            policy
+        })
+    }
+
+    /// The CPU's features.
+    pub fn detected(&self) -> CpuFeatures {
+        self.detected
+    }
+
+    /// The level in force: the detected one, or the (clamped) override.
+    pub fn capability(&self) -> Capability {
+        self.capability
+    }
+
+    /// The override, if one was given and understood.
+    pub fn requested(&self) -> Option<Capability> {
+        self.requested
+    }
+
+    /// The one-line warning for an override that was clamped or not understood.
+    pub fn warning(&self) -> Option<&str> {
+        self.warning.as_deref()
+    }
+
+    /// Whether a variant needing `needs` may be installed, and if not, why (before ranking).
+    fn admits(&self, needs: CpuFeatures) -> Result<(), Verdict> {
+        let missing = needs - self.detected;
+        if !missing.is_empty() {
+            return Err(Verdict::Lacks(missing));
+        }
+        // Without an override nothing caps: every detected feature may be used.
+        match self.requested {
+            Some(_) if !self.capability.allows().contains(needs) => {
+                Err(Verdict::Capped(self.capability))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The variant to install among variants needing `variants[i]`, or `None` when none may run
+    /// here. The best is the one of the highest level (`avx512` over `avx2` over `default`), then
+    /// the one needing the newest feature (features are numbered oldest first), then the one
+    /// needing more features, then the first (callers pass variants sorted: deterministic).
+    pub fn choose(&self, variants: &[CpuFeatures]) -> Option<usize> {
+        let mut best: Option<(usize, (u8, u32, u32))> = None;
+        for (i, &needs) in variants.iter().enumerate() {
+            if self.admits(needs).is_err() {
+                continue;
+            }
+            let bits = needs.bits();
+            let rank = (
+                Capability::rank(needs),
+                u32::BITS - bits.leading_zeros(),
+                bits.count_ones(),
+            );
+            if best.is_none_or(|(_, r)| rank > r) {
+                best = Some((i, rank));
+            }
+        }
+        best.map(|(i, _)| i)
+    }
+
+    /// What happened to a variant needing `needs`, given the variant that `choose` picked among
+    /// its key's variants. [`Verdict::Chosen`] is for the caller to tell; this says why not.
+    pub fn verdict(&self, needs: CpuFeatures) -> Verdict {
+        match self.admits(needs) {
+            Ok(()) => Verdict::Outranked,
+            Err(verdict) => verdict,
+        }
+    }
+}
+
+impl fmt::Display for CpuPolicy {
+    /// `cpu: avx512 (detected sse2,…; SWITCHYARD_CPU_CAPABILITY unset)`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cpu: {} (detected {}; ", self.capability, self.detected)?;
+        match self.requested {
+            Some(asked) => write!(f, "{CAPABILITY_VAR}={asked})"),
+            None => write!(f, "{CAPABILITY_VAR} unset)"),
+        }
+    }
+}
+
+/// The registrations a table installs: for each key, the best admissible variant (`sorted` is
+/// sorted by key, so a key's variants are adjacent). A key none of whose variants may run here is
+/// left out, as if nothing were registered there.
+pub(crate) fn installable<F>(
+    sorted: &[&'static KernelRegistration<F>],
+    policy: &CpuPolicy,
+) -> Vec<&'static KernelRegistration<F>> {
+    sorted
+        .chunk_by(|a, b| a.key == b.key)
+        .filter_map(|same_key| {
+            let needs: Vec<CpuFeatures> = same_key.iter().map(|r| r.meta.cpu).collect();
+            policy.choose(&needs).map(|i| same_key[i])
+        })
+        .collect()
+}
+
+/// For the table dump: each variant registered at `key` with its verdict, when the key has
+/// CPU variants (one plain kernel needs no explanation).
+pub(crate) fn variant_notes(
+    registrations: &[(DispatchKey, KernelMeta)],
+    key: DispatchKey,
+    policy: &CpuPolicy,
+) -> Vec<(KernelMeta, Verdict)> {
+    let at_key: Vec<KernelMeta> = registrations
+        .iter()
+        .filter(|(k, _)| *k == key)
+        .map(|(_, meta)| *meta)
+        .collect();
+    if at_key.iter().all(|meta| meta.cpu.is_empty()) {
+        return Vec::new();
+    }
+    let needs: Vec<CpuFeatures> = at_key.iter().map(|meta| meta.cpu).collect();
+    let chosen = policy.choose(&needs);
+    at_key
+        .into_iter()
+        .enumerate()
+        .map(|(i, meta)| {
+            let verdict = if Some(i) == chosen {
+                Verdict::Chosen
+            } else {
+                policy.verdict(meta.cpu)
+            };
+            (meta, verdict)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const AVX2_CPU: CpuFeatures = CpuFeatures::SSE2
+        .union(CpuFeatures::AVX)
+        .union(CpuFeatures::AVX2)
+        .union(CpuFeatures::FMA);
+    const AVX512_CPU: CpuFeatures = AVX2_CPU.union(X86_AVX512);
+    const ARM_CPU: CpuFeatures = CpuFeatures::NEON;
+
+    fn avx2_fma() -> CpuFeatures {
+        CpuFeatures::AVX2 | CpuFeatures::FMA
+    }
+
+    #[test]
+    fn detection_levels() {
+        assert_eq!(Capability::of(CpuFeatures::SSE2), Capability::Default);
+        assert_eq!(Capability::of(AVX2_CPU), Capability::Avx2);
+        assert_eq!(Capability::of(AVX512_CPU), Capability::Avx512);
+        assert_eq!(Capability::of(ARM_CPU), Capability::Neon);
+        // AVX2 without FMA is not the AVX2 level.
+        assert_eq!(
+            Capability::of(CpuFeatures::AVX2 | CpuFeatures::AVX),
+            Capability::Default
+        );
+    }
+
+    #[test]
+    fn parse_names() {
+        assert_eq!(Capability::parse("avx2"), Some(Capability::Avx2));
+        assert_eq!(Capability::parse(" AVX512 "), Some(Capability::Avx512));
+        assert_eq!(Capability::parse("default"), Some(Capability::Default));
+        assert_eq!(Capability::parse("neon"), Some(Capability::Neon));
+        assert_eq!(Capability::parse("avx3"), None);
+    }
+
+    #[test]
+    fn override_lowers_and_is_clamped() {
+        let unset = CpuPolicy::new(AVX512_CPU, None);
+        assert_eq!(unset.capability(), Capability::Avx512);
+        assert_eq!(unset.warning(), None);
+        let empty = CpuPolicy::new(AVX512_CPU, Some(""));
+        assert_eq!(empty.requested(), None);
+
+        let lowered = CpuPolicy::new(AVX512_CPU, Some("avx2"));
+        assert_eq!(lowered.capability(), Capability::Avx2);
+        assert_eq!(lowered.warning(), None);
+
+        let clamped = CpuPolicy::new(AVX2_CPU, Some("avx512"));
+        assert_eq!(clamped.capability(), Capability::Avx2);
+        assert_eq!(
+            clamped.warning(),
+            Some(
+                "switchyard: SWITCHYARD_CPU_CAPABILITY=avx512 is above what this CPU supports \
+                 (avx2); clamped to avx2"
+            )
+        );
+        // One line.
+        assert!(!clamped.warning().unwrap().contains('\n'));
+
+        // Another architecture's level leaves nothing of it: the scalar path.
+        let foreign = CpuPolicy::new(AVX512_CPU, Some("neon"));
+        assert_eq!(foreign.capability(), Capability::Default);
+        assert!(foreign.warning().unwrap().contains("clamped to default"));
+        let foreign = CpuPolicy::new(ARM_CPU, Some("avx2"));
+        assert_eq!(foreign.capability(), Capability::Default);
+
+        let unknown = CpuPolicy::new(AVX2_CPU, Some("avx9000"));
+        assert_eq!(unknown.capability(), Capability::Avx2);
+        assert_eq!(unknown.requested(), None);
+        assert!(
+            unknown
+                .warning()
+                .unwrap()
+                .contains("unknown SWITCHYARD_CPU_CAPABILITY=\"avx9000\""),
+            "{unknown:?}"
+        );
+    }
+
+    #[test]
+    fn best_supported_variant_wins() {
+        let variants = [CpuFeatures::empty(), avx2_fma(), CpuFeatures::AVX512F];
+        assert_eq!(CpuPolicy::new(AVX512_CPU, None).choose(&variants), Some(2));
+        assert_eq!(CpuPolicy::new(AVX2_CPU, None).choose(&variants), Some(1));
+        assert_eq!(
+            CpuPolicy::new(CpuFeatures::SSE2, None).choose(&variants),
+            Some(0)
+        );
+        assert_eq!(CpuPolicy::new(ARM_CPU, None).choose(&variants), Some(0));
+        // Order of the slice does not matter for distinct ranks.
+        let reversed = [CpuFeatures::AVX512F, avx2_fma(), CpuFeatures::empty()];
+        assert_eq!(CpuPolicy::new(AVX512_CPU, None).choose(&reversed), Some(0));
+        // A superset of features ranks above a subset of the same level, a newer feature above
+        // an older one.
+        let same_level = [CpuFeatures::AVX2, avx2_fma()];
+        assert_eq!(CpuPolicy::new(AVX2_CPU, None).choose(&same_level), Some(1));
+        let same_level = [CpuFeatures::AVX, CpuFeatures::SSE2 | CpuFeatures::SSE3];
+        assert_eq!(CpuPolicy::new(AVX2_CPU, None).choose(&same_level), Some(0));
+    }
+
+    #[test]
+    fn unsupported_variants_are_never_chosen() {
+        let only_simd = [avx2_fma(), CpuFeatures::AVX512F];
+        assert_eq!(
+            CpuPolicy::new(CpuFeatures::SSE2, None).choose(&only_simd),
+            None
+        );
+        assert_eq!(CpuPolicy::new(ARM_CPU, None).choose(&only_simd), None);
+        // Exhaustively: on the AVX2 CPU, whatever the override, nothing needing AVX-512 runs.
+        for request in [None, Some("avx512"), Some("avx2"), Some("default"), Some("x")] {
+            let policy = CpuPolicy::new(AVX2_CPU, request);
+            let chosen = policy.choose(&only_simd).map(|i| only_simd[i]);
+            assert!(
+                chosen.is_none_or(|needs| AVX2_CPU.contains(needs)),
+                "{request:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn default_forces_the_plain_kernel() {
+        let policy = CpuPolicy::new(AVX512_CPU, Some("default"));
+        let variants = [CpuFeatures::empty(), avx2_fma(), CpuFeatures::AVX512F];
+        assert_eq!(policy.choose(&variants), Some(0));
+        assert_eq!(policy.choose(&variants[1..]), None);
+        assert_eq!(
+            policy.verdict(avx2_fma()),
+            Verdict::Capped(Capability::Default)
+        );
+        assert_eq!(
+            policy.verdict(avx2_fma()).to_string(),
+            "not chosen: capped by SWITCHYARD_CPU_CAPABILITY=default"
+        );
+    }
+
+    #[test]
+    fn verdicts_say_why() {
+        let policy = CpuPolicy::new(AVX2_CPU, Some("avx2"));
+        assert_eq!(
+            policy.verdict(CpuFeatures::AVX512F | CpuFeatures::AVX512BW),
+            Verdict::Lacks(CpuFeatures::AVX512F | CpuFeatures::AVX512BW)
+        );
+        assert_eq!(
+            Verdict::Lacks(CpuFeatures::AVX512F | CpuFeatures::AVX512BW).to_string(),
+            "not chosen: CPU lacks avx512f,avx512bw"
+        );
+        assert_eq!(policy.verdict(CpuFeatures::AVX2), Verdict::Outranked);
+        let capped = CpuPolicy::new(AVX512_CPU, Some("avx2"));
+        assert_eq!(
+            capped.verdict(CpuFeatures::AVX512F),
+            Verdict::Capped(Capability::Avx2)
+        );
+    }
+
+    #[test]
+    fn names_and_display() {
+        assert_eq!(avx2_fma().to_string(), "avx2,fma");
+        assert_eq!(CpuFeatures::empty().to_string(), "-");
+        let all: CpuFeatures = FEATURE_NAMES.iter().map(|(f, _)| *f).collect();
+        assert_eq!(all, CpuFeatures::all());
+        let policy = CpuPolicy::new(AVX2_CPU, Some("default"));
+        assert_eq!(
+            policy.to_string(),
+            "cpu: default (detected sse2,avx,avx2,fma; SWITCHYARD_CPU_CAPABILITY=default)"
+        );
+    }
+}
