@@ -335,9 +335,13 @@ impl CpuPolicy {
             .find(|c| usable.contains(c.allows()))
             .unwrap_or(Capability::Default);
         if capability != asked {
+            let why = if usable.is_empty() {
+                "is for another architecture than this CPU"
+            } else {
+                "is above what this CPU supports"
+            };
             policy.warning = Some(format!(
-                "switchyard: {CAPABILITY_VAR}={asked} is above what this CPU supports ({best}); \
-                 clamped to {capability}"
+                "switchyard: {CAPABILITY_VAR}={asked} {why} ({best}); clamped to {capability}"
             ));
         }
         policy.requested = Some(asked);
@@ -549,7 +553,13 @@ mod tests {
         // Another architecture's level leaves nothing of it: the scalar path.
         let foreign = CpuPolicy::new(AVX512_CPU, Some("neon"));
         assert_eq!(foreign.capability(), Capability::Default);
-        assert!(foreign.warning().unwrap().contains("clamped to default"));
+        assert_eq!(
+            foreign.warning(),
+            Some(
+                "switchyard: SWITCHYARD_CPU_CAPABILITY=neon is for another architecture than \
+                 this CPU (avx512); clamped to default"
+            )
+        );
         let foreign = CpuPolicy::new(ARM_CPU, Some("avx2"));
         assert_eq!(foreign.capability(), Capability::Default);
 
@@ -595,7 +605,13 @@ mod tests {
         );
         assert_eq!(CpuPolicy::new(ARM_CPU, None).choose(&only_simd), None);
         // Exhaustively: on the AVX2 CPU, whatever the override, nothing needing AVX-512 runs.
-        for request in [None, Some("avx512"), Some("avx2"), Some("default"), Some("x")] {
+        for request in [
+            None,
+            Some("avx512"),
+            Some("avx2"),
+            Some("default"),
+            Some("x"),
+        ] {
             let policy = CpuPolicy::new(AVX2_CPU, request);
             let chosen = policy.choose(&only_simd).map(|i| only_simd[i]);
             assert!(

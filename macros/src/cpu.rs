@@ -102,7 +102,10 @@ fn features(lit: &LitStr, errors: &mut Errors) -> Option<Vec<&'static str>> {
     for written in value.split(',').map(str::trim) {
         match FEATURES.iter().find(|(name, _)| *name == written) {
             Some((name, _)) if found.contains(name) => {
-                errors.spanned(lit, format!("CPU feature `{name}` is listed twice in `cpu`"));
+                errors.spanned(
+                    lit,
+                    format!("CPU feature `{name}` is listed twice in `cpu`"),
+                );
                 ok = false;
             }
             Some((name, _)) => found.push(*name),

@@ -142,7 +142,10 @@ fn generate(
         let (entry, entry_ident) = cpu::entry(function);
         (entry, signature_spanned_reference(function, &entry_ident))
     } else {
-        (TokenStream::new(), signature_spanned_reference(function, ident))
+        (
+            TokenStream::new(),
+            signature_spanned_reference(function, ident),
+        )
     };
     let location = location(&private, ident.span());
     // The op's items are imported once, so that an unknown op is one error, not one per use.

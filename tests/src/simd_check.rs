@@ -85,7 +85,11 @@ pub fn assert_exact(what: &str, got: &[f32], want: &[f32]) {
 /// (`u32::MAX` when one is NaN and the other is not).
 pub fn ulps(a: f32, b: f32) -> u32 {
     if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() { 0 } else { u32::MAX };
+        return if a.is_nan() && b.is_nan() {
+            0
+        } else {
+            u32::MAX
+        };
     }
     // Map the floats onto a line of integers that is monotonic in value.
     let key = |x: f32| {

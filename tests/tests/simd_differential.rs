@@ -155,7 +155,10 @@ fn dispatch_installs_the_best_variant_this_cpu_runs() {
         let slot = handle.slot(DispatchKey::CpuSimd).unwrap();
         let direct = isa::binary(op).len() + isa::unary(op).len();
         if isa::expected(op).is_some() {
-            assert!(direct > 0, "{op}: the installed variant is also tested directly");
+            assert!(
+                direct > 0,
+                "{op}: the installed variant is also tested directly"
+            );
         }
         match isa::expected(op) {
             Some(name) => assert!(
@@ -257,10 +260,21 @@ fn exp_is_within_one_ulp_of_naive() {
             mismatches * 1000 <= total,
             "exp {name}: {mismatches} of {total} differ"
         );
-        let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, 88.8, -104.0];
+        let specials = [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            0.0,
+            88.8,
+            -104.0,
+        ];
         let got = run(&Tensor::vector(&specials)).unwrap().to_vec();
         assert!(got[0].is_nan());
-        assert_eq!(&got[1..], &[f32::INFINITY, 0.0, 1.0, 1.0, f32::INFINITY, 0.0]);
+        assert_eq!(
+            &got[1..],
+            &[f32::INFINITY, 0.0, 1.0, 1.0, f32::INFINITY, 0.0]
+        );
     }
 }
 

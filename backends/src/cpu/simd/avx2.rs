@@ -2,7 +2,7 @@
 //!
 //! Every kernel is a `#[target_feature(enable = "avx2,fma")]` function registered with
 //! `cpu = "avx2,fma"`: dispatch installs it only on CPUs where both were detected. `unsafe` is
-//! used only for the unaligned load and store intrinsics, in [`load`] and [`store`].
+//! used only for the unaligned load and store intrinsics, in `load` and `store`.
 
 #![allow(unsafe_code)] // the load/store intrinsics below, and the macro's target-feature entries
 
@@ -44,6 +44,10 @@ fn padded(tail: &[f32]) -> [f32; LANES] {
 macro_rules! binary {
     ($(#[$doc:meta])* $name:ident, $op:literal, $vector:ident) => {
         $(#[$doc])*
+        ///
+        /// # Safety
+        ///
+        /// The CPU must have AVX2 and FMA. Dispatch installs this kernel only on such a CPU (runtime detection).
         #[kernel(op = $op, key = CpuSimd, cpu = "avx2,fma")]
         #[target_feature(enable = "avx2,fma")]
         pub fn $name(x: &Tensor, y: &Tensor) -> Result<Tensor> {
@@ -67,6 +71,10 @@ macro_rules! binary {
 macro_rules! unary {
     ($(#[$doc:meta])* $name:ident, $op:literal, $vector:ident) => {
         $(#[$doc])*
+        ///
+        /// # Safety
+        ///
+        /// The CPU must have AVX2 and FMA. Dispatch installs this kernel only on such a CPU (runtime detection).
         #[kernel(op = $op, key = CpuSimd, cpu = "avx2,fma")]
         #[target_feature(enable = "avx2,fma")]
         pub fn $name(x: &Tensor) -> Result<Tensor> {
@@ -117,20 +125,28 @@ fn rectify(a: __m256) -> __m256 {
     _mm256_andnot_ps(negative, a)
 }
 
+/// Where `x` is NaN, `x + x` (the quieted input, as the C library's `expf` returns), else
+/// `result`: the FMA chain may flip a NaN's sign.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn nan_as_scalar(x: __m128, result: __m128) -> __m128 {
+    _mm_blendv_ps(result, _mm_add_ps(x, x), _mm_cmp_ps::<_CMP_UNORD_Q>(x, x))
+}
+
 /// `exp` of 4 lanes, in `f64` (see `simd::exp_f64`).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn exp4(x: __m128) -> __m128 {
     // `max(LO, x)` returns `x` when `x` is NaN (the second operand), so NaN flows through.
-    let x = _mm256_min_pd(
+    let wide = _mm256_min_pd(
         _mm256_set1_pd(HI),
         _mm256_max_pd(_mm256_set1_pd(LO), _mm256_cvtps_pd(x)),
     );
     let k = _mm256_round_pd::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm256_mul_pd(
-        x,
+        wide,
         _mm256_set1_pd(LOG2E),
     ));
-    let r = _mm256_fnmadd_pd(k, _mm256_set1_pd(LN2_HI), x);
+    let r = _mm256_fnmadd_pd(k, _mm256_set1_pd(LN2_HI), wide);
     let r = _mm256_fnmadd_pd(k, _mm256_set1_pd(LN2_LO), r);
     let mut p = _mm256_set1_pd(TAYLOR[0]);
     for c in &TAYLOR[1..] {
@@ -140,13 +156,14 @@ fn exp4(x: __m128) -> __m128 {
     const SHIFTER: f64 = 6_755_399_441_055_744.0;
     let bits = _mm256_castpd_si256(_mm256_add_pd(k, _mm256_set1_pd(SHIFTER)));
     let scale = _mm256_slli_epi64::<52>(_mm256_add_epi64(bits, _mm256_set1_epi64x(1023)));
-    _mm256_cvtpd_ps(_mm256_mul_pd(p, _mm256_castsi256_pd(scale)))
+    let result = _mm256_cvtpd_ps(_mm256_mul_pd(p, _mm256_castsi256_pd(scale)));
+    nan_as_scalar(x, result)
 }
 
 /// `exp` of 8 lanes.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-pub fn exp8(x: __m256) -> __m256 {
+fn exp8(x: __m256) -> __m256 {
     let low = exp4(_mm256_castps256_ps128(x));
     let high = exp4(_mm256_extractf128_ps::<1>(x));
     _mm256_set_m128(high, low)
@@ -167,7 +184,7 @@ unary!(
 
 /// The sum of `xs` in `f64`: 4 vectors of 4 `f64` partial sums each, so that additions overlap.
 #[target_feature(enable = "avx2,fma")]
-pub fn total(xs: &[f32]) -> f64 {
+fn total(xs: &[f32]) -> f64 {
     // `-0.0` is the identity of `+` (`-0.0 + 0.0 = 0.0`): the sum of `[-0.0]` stays `-0.0`.
     let mut acc = [_mm256_set1_pd(-0.0); 4];
     let (blocks, tail) = xs.as_chunks::<{ 2 * LANES }>();
@@ -191,6 +208,10 @@ pub fn total(xs: &[f32]) -> f64 {
 }
 
 /// The sum, as a 0-dimensional tensor.
+///
+/// # Safety
+///
+/// The CPU must have AVX2 and FMA. Dispatch installs this kernel only on such a CPU (runtime detection).
 #[kernel(op = "sum", key = CpuSimd, cpu = "avx2,fma")]
 #[target_feature(enable = "avx2,fma")]
 pub fn sum_avx2(x: &Tensor) -> Result<Tensor> {
@@ -198,6 +219,10 @@ pub fn sum_avx2(x: &Tensor) -> Result<Tensor> {
 }
 
 /// The mean, as a 0-dimensional tensor (NaN when empty).
+///
+/// # Safety
+///
+/// The CPU must have AVX2 and FMA. Dispatch installs this kernel only on such a CPU (runtime detection).
 #[kernel(op = "mean", key = CpuSimd, cpu = "avx2,fma")]
 #[target_feature(enable = "avx2,fma")]
 pub fn mean_avx2(x: &Tensor) -> Result<Tensor> {

@@ -57,6 +57,10 @@ fn padded<const N: usize>(tail: &[f32]) -> [f32; N] {
 macro_rules! binary {
     ($(#[$doc:meta])* $name:ident, $op:literal, $vector:ident) => {
         $(#[$doc])*
+        ///
+        /// # Safety
+        ///
+        /// The CPU must have AVX-512F. Dispatch installs this kernel only on such a CPU (runtime detection).
         #[kernel(op = $op, key = CpuSimd, cpu = "avx512f")]
         #[target_feature(enable = "avx512f")]
         pub fn $name(x: &Tensor, y: &Tensor) -> Result<Tensor> {
@@ -80,6 +84,10 @@ macro_rules! binary {
 macro_rules! unary {
     ($(#[$doc:meta])* $name:ident, $op:literal, $vector:ident, $n:expr, $load:ident, $store:ident) => {
         $(#[$doc])*
+        ///
+        /// # Safety
+        ///
+        /// The CPU must have AVX-512F. Dispatch installs this kernel only on such a CPU (runtime detection).
         #[kernel(op = $op, key = CpuSimd, cpu = "avx512f")]
         #[target_feature(enable = "avx512f")]
         pub fn $name(x: &Tensor) -> Result<Tensor> {
@@ -134,22 +142,29 @@ fn rectify(a: __m512) -> __m512 {
 /// `exp` of 8 lanes, in `f64` (see `simd::exp_f64`); `scalef` applies `2^k` exactly.
 #[inline]
 #[target_feature(enable = "avx512f")]
-pub fn exp8(x: __m256) -> __m256 {
+fn exp8(x: __m256) -> __m256 {
     // `max(LO, x)` returns `x` when `x` is NaN (the second operand), so NaN flows through.
-    let x = _mm512_min_pd(
+    let wide = _mm512_min_pd(
         _mm512_set1_pd(HI),
         _mm512_max_pd(_mm512_set1_pd(LO), _mm512_cvtps_pd(x)),
     );
     let k = _mm512_roundscale_pd::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
-        _mm512_mul_pd(x, _mm512_set1_pd(LOG2E)),
+        _mm512_mul_pd(wide, _mm512_set1_pd(LOG2E)),
     );
-    let r = _mm512_fnmadd_pd(k, _mm512_set1_pd(LN2_HI), x);
+    let r = _mm512_fnmadd_pd(k, _mm512_set1_pd(LN2_HI), wide);
     let r = _mm512_fnmadd_pd(k, _mm512_set1_pd(LN2_LO), r);
     let mut p = _mm512_set1_pd(TAYLOR[0]);
     for c in &TAYLOR[1..] {
         p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(*c));
     }
-    _mm512_cvtpd_ps(_mm512_scalef_pd(p, k))
+    let result = _mm512_cvtpd_ps(_mm512_scalef_pd(p, k));
+    // Where `x` is NaN, `x + x` (the quieted input, as the C library's `expf` returns): the FMA
+    // chain may flip a NaN's sign.
+    _mm256_blendv_ps(
+        result,
+        _mm256_add_ps(x, x),
+        _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x),
+    )
 }
 
 unary!(
@@ -167,7 +182,7 @@ unary!(
 
 /// The sum of `xs` in `f64`: 4 vectors of 8 `f64` partial sums each, so that additions overlap.
 #[target_feature(enable = "avx512f")]
-pub fn total(xs: &[f32]) -> f64 {
+fn total(xs: &[f32]) -> f64 {
     // `-0.0` is the identity of `+` (`-0.0 + 0.0 = 0.0`): the sum of `[-0.0]` stays `-0.0`.
     let mut acc = [_mm512_set1_pd(-0.0); 4];
     let (blocks, tail) = xs.as_chunks::<32>();
@@ -186,6 +201,10 @@ pub fn total(xs: &[f32]) -> f64 {
 }
 
 /// The sum, as a 0-dimensional tensor.
+///
+/// # Safety
+///
+/// The CPU must have AVX-512F. Dispatch installs this kernel only on such a CPU (runtime detection).
 #[kernel(op = "sum", key = CpuSimd, cpu = "avx512f")]
 #[target_feature(enable = "avx512f")]
 pub fn sum_avx512(x: &Tensor) -> Result<Tensor> {
@@ -193,6 +212,10 @@ pub fn sum_avx512(x: &Tensor) -> Result<Tensor> {
 }
 
 /// The mean, as a 0-dimensional tensor (NaN when empty).
+///
+/// # Safety
+///
+/// The CPU must have AVX-512F. Dispatch installs this kernel only on such a CPU (runtime detection).
 #[kernel(op = "mean", key = CpuSimd, cpu = "avx512f")]
 #[target_feature(enable = "avx512f")]
 pub fn mean_avx512(x: &Tensor) -> Result<Tensor> {

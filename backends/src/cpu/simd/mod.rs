@@ -70,7 +70,10 @@ pub(crate) fn finish_sum(partials: &mut [f64], tail: &[f32]) -> f64 {
 /// `ln 2` split in two (Cody–Waite) so that `k·LN2_HI` is exact. `exp(r)` is its Taylor
 /// polynomial of degree 12: the truncation error is below `0.347¹³/13! ≈ 2·10⁻¹⁶`, far under
 /// the `f32` rounding step of `6·10⁻⁸`.
-#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    allow(dead_code)
+)]
 pub(crate) mod exp_f64 {
     /// Inputs below this give `0.0` (`exp(−104) < 2⁻¹⁵⁰`, half the smallest subnormal).
     pub const LO: f64 = -104.0;
@@ -78,9 +81,9 @@ pub(crate) mod exp_f64 {
     pub const HI: f64 = 89.0;
     pub const LOG2E: f64 = std::f64::consts::LOG2_E;
     /// `ln 2` to 32 bits, so that `k · LN2_HI` is exact for `|k| < 2²⁰`.
-    pub const LN2_HI: f64 = 6.931_471_803_691_238_164_9e-1;
+    pub const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000);
     /// `ln 2 − LN2_HI`.
-    pub const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+    pub const LN2_LO: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76);
     /// `1/i!` for `i = 12, 11, …, 0`: Horner's order.
     pub const TAYLOR: [f64; 13] = [
         1.0 / 479_001_600.0,

@@ -1,7 +1,7 @@
 //! aarch64 NEON kernels: 4 `f32` lanes (2 `f64` lanes inside `exp` and the reductions).
 //!
 //! Registered with `cpu = "neon"`; `SWITCHYARD_CPU_CAPABILITY=default` leaves them unreachable.
-//! `unsafe` is used only for the load and store intrinsics, in [`load`] and [`store`].
+//! `unsafe` is used only for the load and store intrinsics, in `load` and `store`.
 
 #![allow(unsafe_code)] // the load/store intrinsics below, and the macro's target-feature entries
 
@@ -42,6 +42,10 @@ fn padded(tail: &[f32]) -> [f32; LANES] {
 macro_rules! binary {
     ($(#[$doc:meta])* $name:ident, $op:literal, $vector:ident) => {
         $(#[$doc])*
+        ///
+        /// # Safety
+        ///
+        /// The CPU must have NEON. Dispatch installs this kernel only on such a CPU (runtime detection).
         #[kernel(op = $op, key = CpuSimd, cpu = "neon")]
         #[target_feature(enable = "neon")]
         pub fn $name(x: &Tensor, y: &Tensor) -> Result<Tensor> {
@@ -65,6 +69,10 @@ macro_rules! binary {
 macro_rules! unary {
     ($(#[$doc:meta])* $name:ident, $op:literal, $vector:ident) => {
         $(#[$doc])*
+        ///
+        /// # Safety
+        ///
+        /// The CPU must have NEON. Dispatch installs this kernel only on such a CPU (runtime detection).
         #[kernel(op = $op, key = CpuSimd, cpu = "neon")]
         #[target_feature(enable = "neon")]
         pub fn $name(x: &Tensor) -> Result<Tensor> {
@@ -113,12 +121,9 @@ fn rectify(a: float32x4_t) -> float32x4_t {
 #[target_feature(enable = "neon")]
 fn exp2(x: float32x2_t) -> float32x2_t {
     // NEON's max/min return NaN when either operand is NaN, so NaN flows through.
-    let x = vminq_f64(
-        vdupq_n_f64(HI),
-        vmaxq_f64(vdupq_n_f64(LO), vcvt_f64_f32(x)),
-    );
-    let k = vrndnq_f64(vmulq_f64(x, vdupq_n_f64(LOG2E)));
-    let r = vfmsq_f64(x, k, vdupq_n_f64(LN2_HI));
+    let wide = vminq_f64(vdupq_n_f64(HI), vmaxq_f64(vdupq_n_f64(LO), vcvt_f64_f32(x)));
+    let k = vrndnq_f64(vmulq_f64(wide, vdupq_n_f64(LOG2E)));
+    let r = vfmsq_f64(wide, k, vdupq_n_f64(LN2_HI));
     let r = vfmsq_f64(r, k, vdupq_n_f64(LN2_LO));
     let mut p = vdupq_n_f64(TAYLOR[0]);
     for c in &TAYLOR[1..] {
@@ -127,13 +132,15 @@ fn exp2(x: float32x2_t) -> float32x2_t {
     // 2^k from the biased exponent; `k` is an integer in [-150, 128].
     let biased = vaddq_s64(vcvtq_s64_f64(k), vdupq_n_s64(1023));
     let scale = vreinterpretq_f64_s64(vshlq_n_s64::<52>(biased));
-    vcvt_f32_f64(vmulq_f64(p, scale))
+    let result = vcvt_f32_f64(vmulq_f64(p, scale));
+    // Where `x` is NaN, `x + x` (the quieted input, as the C library's `expf` returns).
+    vbsl_f32(vceq_f32(x, x), result, vadd_f32(x, x))
 }
 
 /// `exp` of 4 lanes.
 #[inline]
 #[target_feature(enable = "neon")]
-pub fn exp4(x: float32x4_t) -> float32x4_t {
+fn exp4(x: float32x4_t) -> float32x4_t {
     vcombine_f32(exp2(vget_low_f32(x)), exp2(vget_high_f32(x)))
 }
 
@@ -152,7 +159,7 @@ unary!(
 
 /// The sum of `xs` in `f64`: 8 vectors of 2 `f64` partial sums each, so that additions overlap.
 #[target_feature(enable = "neon")]
-pub fn total(xs: &[f32]) -> f64 {
+fn total(xs: &[f32]) -> f64 {
     // `-0.0` is the identity of `+` (`-0.0 + 0.0 = 0.0`): the sum of `[-0.0]` stays `-0.0`.
     let mut acc = [vdupq_n_f64(-0.0); 8];
     let (blocks, tail) = xs.as_chunks::<{ 4 * LANES }>();
@@ -172,6 +179,10 @@ pub fn total(xs: &[f32]) -> f64 {
 }
 
 /// The sum, as a 0-dimensional tensor.
+///
+/// # Safety
+///
+/// The CPU must have NEON. Dispatch installs this kernel only on such a CPU (runtime detection).
 #[kernel(op = "sum", key = CpuSimd, cpu = "neon")]
 #[target_feature(enable = "neon")]
 pub fn sum_neon(x: &Tensor) -> Result<Tensor> {
@@ -179,6 +190,10 @@ pub fn sum_neon(x: &Tensor) -> Result<Tensor> {
 }
 
 /// The mean, as a 0-dimensional tensor (NaN when empty).
+///
+/// # Safety
+///
+/// The CPU must have NEON. Dispatch installs this kernel only on such a CPU (runtime detection).
 #[kernel(op = "mean", key = CpuSimd, cpu = "neon")]
 #[target_feature(enable = "neon")]
 pub fn mean_neon(x: &Tensor) -> Result<Tensor> {
