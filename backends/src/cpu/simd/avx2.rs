@@ -2,11 +2,13 @@
 //!
 //! Every kernel is a `#[target_feature(enable = "avx2,fma")]` function registered with
 //! `cpu = "avx2,fma"`: dispatch installs it only on CPUs where both were detected. `unsafe` is
-//! used only for the unaligned load and store intrinsics, in `load` and `store`.
+//! used only for the load and store intrinsics (in `load`, `store`, `store_new`) and to set
+//! the length of an output `Vec` whose every element a kernel wrote (no zero-fill pass first).
 
 #![allow(unsafe_code)] // the load/store intrinsics below, and the macro's target-feature entries
 
 use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
 
 use switchyard::ops::{add, div, exp, matmul, mean, mul, neg, relu, sub, sum};
 use switchyard::{Result, Tensor, kernel};
@@ -31,6 +33,14 @@ fn store(chunk: &mut [f32; LANES], value: __m256) {
     unsafe { _mm256_storeu_ps(chunk.as_mut_ptr(), value) }
 }
 
+#[inline]
+#[target_feature(enable = "avx")]
+fn store_new(chunk: &mut [MaybeUninit<f32>; LANES], value: __m256) {
+    // SAFETY: `chunk` is 8 writable `f32` slots (writing uninitialized ones is fine); the
+    // store has no alignment requirement.
+    unsafe { _mm256_storeu_ps(chunk.as_mut_ptr().cast(), value) }
+}
+
 /// The last `len % LANES` elements, zero-padded to one vector.
 #[inline]
 fn padded(tail: &[f32]) -> [f32; LANES] {
@@ -53,15 +63,20 @@ macro_rules! binary {
         pub fn $name(x: &Tensor, y: &Tensor) -> Result<Tensor> {
             same_shape($op, x, y)?;
             let (xs, ys) = (host($op, x)?, host($op, y)?);
-            let mut out = vec![0.0f32; xs.len()];
             let ((xc, xt), (yc, yt)) = (xs.as_chunks::<LANES>(), ys.as_chunks::<LANES>());
-            let (oc, ot) = out.as_chunks_mut::<LANES>();
+            let mut out = Vec::with_capacity(xs.len());
+            let (oc, ot) = out.spare_capacity_mut()[..xs.len()].as_chunks_mut::<LANES>();
             for ((o, a), b) in oc.iter_mut().zip(xc).zip(yc) {
-                store(o, $vector(load(a), load(b)));
+                store_new(o, $vector(load(a), load(b)));
             }
             let mut last = [0.0; LANES];
             store(&mut last, $vector(load(&padded(xt)), load(&padded(yt))));
-            ot.copy_from_slice(&last[..ot.len()]);
+            for (o, value) in ot.iter_mut().zip(last) {
+                o.write(value);
+            }
+            // SAFETY: all `xs.len()` elements were written: the full chunks (`oc`, `xc` and `yc`
+            // all have `len / LANES`) and then the tail (`ot`).
+            unsafe { out.set_len(xs.len()) };
             Tensor::from_vec(out, x.shape())
         }
     };
@@ -79,15 +94,20 @@ macro_rules! unary {
         #[target_feature(enable = "avx2,fma")]
         pub fn $name(x: &Tensor) -> Result<Tensor> {
             let xs = host($op, x)?;
-            let mut out = vec![0.0f32; xs.len()];
             let (xc, xt) = xs.as_chunks::<LANES>();
-            let (oc, ot) = out.as_chunks_mut::<LANES>();
+            let mut out = Vec::with_capacity(xs.len());
+            let (oc, ot) = out.spare_capacity_mut()[..xs.len()].as_chunks_mut::<LANES>();
             for (o, a) in oc.iter_mut().zip(xc) {
-                store(o, $vector(load(a)));
+                store_new(o, $vector(load(a)));
             }
             let mut last = [0.0; LANES];
             store(&mut last, $vector(load(&padded(xt))));
-            ot.copy_from_slice(&last[..ot.len()]);
+            for (o, value) in ot.iter_mut().zip(last) {
+                o.write(value);
+            }
+            // SAFETY: all `xs.len()` elements were written: the full chunks (`oc` and `xc` both
+            // have `len / LANES`) and then the tail (`ot`).
+            unsafe { out.set_len(xs.len()) };
             Tensor::from_vec(out, x.shape())
         }
     };

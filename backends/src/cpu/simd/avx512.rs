@@ -7,6 +7,7 @@
 #![allow(unsafe_code)] // the load/store intrinsics below, and the macro's target-feature entries
 
 use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
 
 use switchyard::ops::{add, div, exp, mean, mul, neg, relu, sub, sum};
 use switchyard::{Result, Tensor, kernel};
@@ -45,6 +46,22 @@ fn store8(chunk: &mut [f32; 8], value: __m256) {
     unsafe { _mm256_storeu_ps(chunk.as_mut_ptr(), value) }
 }
 
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn store_new(chunk: &mut [MaybeUninit<f32>; LANES], value: __m512) {
+    // SAFETY: `chunk` is 16 writable `f32` slots (writing uninitialized ones is fine); the
+    // store has no alignment requirement.
+    unsafe { _mm512_storeu_ps(chunk.as_mut_ptr().cast(), value) }
+}
+
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn store8_new(chunk: &mut [MaybeUninit<f32>; 8], value: __m256) {
+    // SAFETY: `chunk` is 8 writable `f32` slots (writing uninitialized ones is fine); `storeu`
+    // has no alignment requirement.
+    unsafe { _mm256_storeu_ps(chunk.as_mut_ptr().cast(), value) }
+}
+
 /// The last `len % N` elements, zero-padded to one vector.
 #[inline]
 fn padded<const N: usize>(tail: &[f32]) -> [f32; N] {
@@ -66,15 +83,20 @@ macro_rules! binary {
         pub fn $name(x: &Tensor, y: &Tensor) -> Result<Tensor> {
             same_shape($op, x, y)?;
             let (xs, ys) = (host($op, x)?, host($op, y)?);
-            let mut out = vec![0.0f32; xs.len()];
             let ((xc, xt), (yc, yt)) = (xs.as_chunks::<LANES>(), ys.as_chunks::<LANES>());
-            let (oc, ot) = out.as_chunks_mut::<LANES>();
+            let mut out = Vec::with_capacity(xs.len());
+            let (oc, ot) = out.spare_capacity_mut()[..xs.len()].as_chunks_mut::<LANES>();
             for ((o, a), b) in oc.iter_mut().zip(xc).zip(yc) {
-                store(o, $vector(load(a), load(b)));
+                store_new(o, $vector(load(a), load(b)));
             }
             let mut last = [0.0; LANES];
             store(&mut last, $vector(load(&padded(xt)), load(&padded(yt))));
-            ot.copy_from_slice(&last[..ot.len()]);
+            for (o, value) in ot.iter_mut().zip(last) {
+                o.write(value);
+            }
+            // SAFETY: all `xs.len()` elements were written: the full chunks (`oc`, `xc` and `yc`
+            // all have `len / LANES`) and then the tail (`ot`).
+            unsafe { out.set_len(xs.len()) };
             Tensor::from_vec(out, x.shape())
         }
     };
@@ -82,7 +104,10 @@ macro_rules! binary {
 
 /// A one-operand elementwise kernel over `N`-lane chunks with `load`/`store` of that width.
 macro_rules! unary {
-    ($(#[$doc:meta])* $name:ident, $op:literal, $vector:ident, $n:expr, $load:ident, $store:ident) => {
+    (
+        $(#[$doc:meta])* $name:ident, $op:literal, $vector:ident, $n:expr,
+        $load:ident, $store:ident, $store_new:ident
+    ) => {
         $(#[$doc])*
         ///
         /// # Safety
@@ -92,15 +117,20 @@ macro_rules! unary {
         #[target_feature(enable = "avx512f")]
         pub fn $name(x: &Tensor) -> Result<Tensor> {
             let xs = host($op, x)?;
-            let mut out = vec![0.0f32; xs.len()];
             let (xc, xt) = xs.as_chunks::<{ $n }>();
-            let (oc, ot) = out.as_chunks_mut::<{ $n }>();
+            let mut out = Vec::with_capacity(xs.len());
+            let (oc, ot) = out.spare_capacity_mut()[..xs.len()].as_chunks_mut::<{ $n }>();
             for (o, a) in oc.iter_mut().zip(xc) {
-                $store(o, $vector($load(a)));
+                $store_new(o, $vector($load(a)));
             }
             let mut last = [0.0; $n];
             $store(&mut last, $vector($load(&padded(xt))));
-            ot.copy_from_slice(&last[..ot.len()]);
+            for (o, value) in ot.iter_mut().zip(last) {
+                o.write(value);
+            }
+            // SAFETY: all `xs.len()` elements were written: the full chunks (`oc` and `xc` both
+            // have `len / N`) and then the tail (`ot`).
+            unsafe { out.set_len(xs.len()) };
             Tensor::from_vec(out, x.shape())
         }
     };
@@ -169,15 +199,15 @@ fn exp8(x: __m256) -> __m256 {
 
 unary!(
     /// `-x`.
-    neg_avx512, "neg", negate, LANES, load, store
+    neg_avx512, "neg", negate, LANES, load, store, store_new
 );
 unary!(
     /// `max(x, 0)`, NaN kept.
-    relu_avx512, "relu", rectify, LANES, load, store
+    relu_avx512, "relu", rectify, LANES, load, store, store_new
 );
 unary!(
     /// `e^x`, within 1 ulp of the naive kernel.
-    exp_avx512, "exp", exp8, 8, load8, store8
+    exp_avx512, "exp", exp8, 8, load8, store8, store8_new
 );
 
 /// The sum of `xs` in `f64`: 4 vectors of 8 `f64` partial sums each, so that additions overlap.
