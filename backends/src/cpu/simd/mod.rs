@@ -5,11 +5,14 @@
 //!
 //! | op | x86_64 AVX2+FMA | x86_64 AVX-512F | aarch64 NEON |
 //! |---|---|---|---|
-//! | `add` `sub` `mul` `div` `neg` `relu` | 8 lanes | 16 lanes | 4 lanes |
-//! | `exp` | 4 `f64` lanes | 8 `f64` lanes | 2 `f64` lanes |
-//! | `sum` `mean` | 16 `f64` accumulators | 32 `f64` accumulators | 16 `f64` accumulators |
-//! | `matmul` | `matrixmultiply` (its AVX2+FMA kernel) | — (the AVX2 variant) | `matrixmultiply` (NEON) |
+//! | `add` `sub` `mul` `div` `neg` `relu` | 8 lanes | — (measured slower) | 4 lanes |
+//! | `exp` | 4 `f64` lanes | 8 `f64` lanes (≈2× AVX2) | 2 `f64` lanes |
+//! | `sum` `mean` | 16 `f64` accumulators | — (measured slower) | 16 `f64` accumulators |
+//! | `matmul` | `matrixmultiply` (its AVX2+FMA kernel) | — | `matrixmultiply` (NEON) |
 //! | `full` | — | — | — |
+//!
+//! On an AVX-512 CPU the ops without an AVX-512 variant run their AVX2 one: variants are chosen
+//! per op.
 //!
 //! What the variants promise, relative to the naive backend (tested in `tests/tests/simd_*.rs`):
 //! - **Elementwise** `add` `sub` `mul` `div` `neg` `relu` are exactly equal: the same IEEE
