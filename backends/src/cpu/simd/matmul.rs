@@ -1,6 +1,7 @@
 //! `matmul` through the `matrixmultiply` crate: packed panels, cache blocking and a register-tiled
-//! microkernel per ISA. Chosen over a hand-written blocked kernel by measurement (see the README's
-//! table): it reaches most of one core's FMA peak, and it is small, pure Rust and well kept.
+//! microkernel per ISA. Measured here at 83 GFLOP/s (256²) and 88 GFLOP/s (1024²) on one core,
+//! 5.6–7.9× the naive loop (README's table); a hand-written blocked kernel would have to match
+//! that to earn its code, so none was written. The crate is small, pure Rust and well kept.
 
 #![allow(unsafe_code)] // one call to `sgemm`, which takes raw pointers and strides
 
