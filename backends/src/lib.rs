@@ -3,7 +3,7 @@
 //! | backend | key | status |
 //! |---|---|---|
 //! | CPU naive (the reference every other backend is tested against) | `CpuNaive` | here |
-//! | CPU SIMD | `CpuSimd` | planned |
+//! | CPU SIMD: AVX2+FMA, AVX-512F, NEON variants, the best the CPU runs (see [`cpu::simd`]) | `CpuSimd` | here |
 //! | GPU through wgpu | `Wgpu` | module `wgpu`, with the crate feature `wgpu` |
 //!
 //! Kernels register themselves through linkme; a binary only needs to *name* this crate once so

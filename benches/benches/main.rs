@@ -2,6 +2,12 @@
 
 mod dispatch_overhead;
 mod semantics;
+mod simd;
 mod wgpu;
 
-criterion::criterion_main!(dispatch_overhead::group, semantics::group, wgpu::group);
+criterion::criterion_main!(
+    dispatch_overhead::group,
+    semantics::group,
+    simd::group,
+    wgpu::group
+);

@@ -4,6 +4,7 @@ use std::fmt::{self, Write as _};
 
 use crate::alias::KernelKey;
 use crate::boxing::Stack;
+use crate::cpu::{CpuPolicy, variant_notes};
 use crate::error::{DispatchError, ErrorKind, Location};
 use crate::key::{DispatchKey, DispatchKeySet};
 use crate::registry::{FallbackKind, KernelMeta, SWITCHYARD_OPS as OPS};
@@ -102,12 +103,23 @@ impl OpHandle {
     }
 
     /// The computed table, one line per key: `CpuNaive  [kernel] backends/src/cpu/naive.rs:40 mul`.
+    /// Under a key with CPU variants, one more line per variant says whether it was chosen and
+    /// why not (`CPU lacks avx512f`, `capped by SWITCHYARD_CPU_CAPABILITY=avx2`).
     pub fn table_dump(&self) -> String {
         let mut out = format!("{}\n", self.schema());
         match self.slots() {
             Ok(slots) => {
+                let registrations = self.registrations();
                 for (key, origin) in slots {
                     let _ = writeln!(out, "  {:<20} {origin}", key.name());
+                    for (meta, verdict) in variant_notes(&registrations, key, CpuPolicy::current())
+                    {
+                        let _ = writeln!(
+                            out,
+                            "  {:<20}   variant {} (cpu: {}): {verdict}",
+                            "", meta.name, meta.cpu
+                        );
+                    }
                 }
             }
             Err(error) => {
@@ -193,9 +205,10 @@ pub fn dump() -> String {
     fallbacks.sort_by_key(|f| (std::cmp::Reverse(f.key), f.meta.location));
     let _ = writeln!(
         out,
-        "switchyard: {} ops, {} fallbacks",
+        "switchyard: {} ops, {} fallbacks; {}",
         ops.len(),
-        fallbacks.len()
+        fallbacks.len(),
+        CpuPolicy::current()
     );
     for fallback in &fallbacks {
         let kind = match fallback.kind {
@@ -223,9 +236,14 @@ pub fn dump() -> String {
         }
         let registrations = op.registrations();
         for (key, meta) in &registrations {
+            let cpu = if meta.cpu.is_empty() {
+                String::new()
+            } else {
+                format!(" (cpu: {})", meta.cpu)
+            };
             let _ = writeln!(
                 out,
-                "  {:<20} {} from {} at {}",
+                "  {:<20} {}{cpu} from {} at {}",
                 key.name(),
                 meta.name,
                 meta.location.crate_name(),

@@ -68,6 +68,7 @@ extern crate self as switchyard;
 mod alias;
 mod arg;
 pub mod boxing;
+pub mod cpu;
 mod device;
 mod error;
 mod handle;
@@ -173,6 +174,13 @@ pub use switchyard_macros::op;
 ///   `Tracing` or `TRACING`), an alias ([`AliasKey`]: `Autograd`, `CompositeImplicit`,
 ///   `CompositeExplicit`), or a path of two or more segments to a `DispatchKey` constant
 ///   (`crate::MY_KEY`, for downstream keys);
+/// - `cpu = "avx2,fma"` (optional, with `key = CpuSimd`): the CPU features this kernel needs,
+///   by their `#[target_feature]` names; see [`cpu`] for the list. Several kernels of one op may
+///   then share the key: when the op's table is built, the best one whose features the running
+///   CPU has is installed, and if none can run the key falls through to `CpuNaive`.
+///   `SWITCHYARD_CPU_CAPABILITY` can lower the choice, never raise it. The function may carry
+///   `#[target_feature(enable = …)]` with features that `cpu` lists; the macro registers a safe
+///   entry for it, installed only after detection.
 /// - `crate = path`: where switchyard is, for crates that re-export it.
 ///
 /// The function must have the op's exact signature, or return `Result<T, DispatchError>` where
@@ -181,8 +189,8 @@ pub use switchyard_macros::op;
 /// `op::redispatch(keys.below(…), …)`. Anything else does not compile, with the error on the
 /// kernel's signature. The function itself is left as written and can still be called directly.
 ///
-/// One kernel per (op, key): a second is an error naming both `file:line`, reported by every
-/// call of the op. Kernels may live in any crate; the binary must name that crate once
+/// One kernel per (op, key, CPU features): a second is an error naming both `file:line`,
+/// reported by every call of the op. Kernels may live in any crate; the binary must name that crate once
 /// (`use my_kernels as _;`) or the linker drops it.
 ///
 /// ```
@@ -208,6 +216,40 @@ pub use switchyard_macros::op;
 ///     let registered = relu::handle().registrations();
 ///     assert!(registered.iter().any(|(key, meta)| *key == MY_DEVICE && meta.name == "relu_my_device"));
 ///     assert!(relu::handle().table_dump().contains("[autograd alias]"));
+/// }
+/// ```
+///
+/// CPU variants:
+///
+/// ```
+/// use switchyard::{DispatchKey, SlotOrigin, Tensor, kernel, op};
+///
+/// #[op(name = "doc::double")]
+/// pub fn double(x: &Tensor) -> Tensor;
+///
+/// #[kernel(op = "double", key = CpuNaive)]
+/// fn double_naive(x: &Tensor) -> Tensor {
+///     let values = x.cpu_data().expect("a CPU kernel gets CPU tensors");
+///     Tensor::from_fn(x.shape(), |i| 2.0 * values[i])
+/// }
+///
+/// // Installed only where AVX2 was detected; elsewhere `CpuSimd` falls through to the naive one.
+/// #[cfg(target_arch = "x86_64")]
+/// #[kernel(op = "double", key = CpuSimd, cpu = "avx2")]
+/// #[target_feature(enable = "avx2")]
+/// fn double_avx2(x: &Tensor) -> Tensor {
+///     double_naive(x) // (intrinsics would go here)
+/// }
+///
+/// fn main() {
+///     assert_eq!(double(&Tensor::vector(&[1.0, 2.5])).to_vec(), [2.0, 5.0]);
+///     let slot = double::handle().slot(DispatchKey::CpuSimd).unwrap();
+///     let runs_avx2 = switchyard::cpu::CpuPolicy::current()
+///         .choose(&[switchyard::cpu::CpuFeatures::AVX2])
+///         .is_some();
+///     assert_eq!(matches!(slot, SlotOrigin::Kernel(_)), cfg!(target_arch = "x86_64") && runs_avx2);
+///     // The dump shows the variant and, if it was not chosen, why.
+///     println!("{}", double::handle().table_dump());
 /// }
 /// ```
 pub use switchyard_macros::kernel;

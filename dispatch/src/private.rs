@@ -8,6 +8,7 @@ pub use linkme;
 pub use crate::alias::{AliasKey, KernelKey};
 pub use crate::arg::DispatchArg;
 pub use crate::boxing::{BoxedResult, FromValue, Stack, TypeMismatch, Unbox};
+pub use crate::cpu::CpuFeatures;
 pub use crate::error::{DispatchError, ErrorKind, Location};
 pub use crate::handle::OpHandle;
 pub use crate::key::{DispatchKey, DispatchKeySet};

@@ -6,6 +6,7 @@ use linkme::distributed_slice;
 
 use crate::alias::KernelKey;
 use crate::boxing::Stack;
+use crate::cpu::CpuFeatures;
 use crate::error::{DispatchError, Location};
 use crate::handle::OpHandle;
 use crate::key::{DispatchKey, DispatchKeySet};
@@ -17,6 +18,9 @@ pub struct KernelMeta {
     pub name: &'static str,
     /// Where it was registered.
     pub location: Location,
+    /// The CPU features this variant needs (`cpu = "avx2,fma"`); empty for a plain kernel. A
+    /// variant is installed only on a CPU that has them all (see [`crate::cpu`]).
+    pub cpu: CpuFeatures,
 }
 
 /// One `#[kernel]`: a typed function pointer for one op at one key. `F` is the op's `KernelFn`
@@ -90,6 +94,7 @@ static CPU_SIMD_FALLS_THROUGH: FallbackRegistration = FallbackRegistration {
             file: file!(),
             line: line!(),
         },
+        cpu: CpuFeatures::empty(),
     },
 };
 

@@ -7,6 +7,7 @@
 use std::fmt;
 
 use crate::alias::{AliasKey, KernelKey};
+use crate::cpu::CpuPolicy;
 use crate::device::Device;
 use crate::error::{DispatchError, ErrorKind};
 use crate::key::{DispatchKey, DispatchKeySet, NUM_KEYS};
@@ -40,6 +41,11 @@ pub enum SlotOrigin {
 impl fmt::Display for SlotOrigin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            SlotOrigin::Kernel(meta) if !meta.cpu.is_empty() => write!(
+                f,
+                "[kernel] {} {} (cpu: {})",
+                meta.location, meta.name, meta.cpu
+            ),
             SlotOrigin::Kernel(meta) => write!(f, "[kernel] {} {}", meta.location, meta.name),
             SlotOrigin::CompositeExplicit(meta) => {
                 write!(f, "[composite explicit] {} {}", meta.location, meta.name)
@@ -93,8 +99,10 @@ pub(crate) fn resolve<F: Copy>(
     mut regs: Registrations<F>,
 ) -> Result<Resolution<F>, DispatchError> {
     regs.kernels
-        .sort_by_key(|r| (r.key, r.meta.location, r.meta.name));
+        .sort_by_key(|r| (r.key, r.meta.cpu, r.meta.location, r.meta.name));
     check_unique_kernels(op, &regs)?;
+    // CPU variants of one key: keep the best the CPU runs, or none (as if none were registered).
+    regs.kernels = crate::cpu::installable(&regs.kernels, CpuPolicy::current());
     let fallbacks = fallbacks_by_key(&regs.fallbacks)?;
     let find = |key: KernelKey| regs.kernels.iter().find(|r| r.key == key);
     let explicit = find(AliasKey::CompositeExplicit.into());
@@ -179,7 +187,7 @@ fn composite_fills(key: DispatchKey, with_kernel: DispatchKeySet) -> bool {
     Device::in_keys(key.set()).all(|device| !device.keys().below(key).intersects(with_kernel))
 }
 
-/// One kernel per (op, key); a per-op fallthrough counts as the key's registration.
+/// One kernel per (op, key, CPU variant); a per-op fallthrough counts as the key's registration.
 fn check_unique_kernels<F>(op: &'static str, regs: &Registrations<F>) -> Result<(), DispatchError> {
     let mut entries: Vec<(KernelKey, KernelMeta)> = regs
         .kernels
@@ -191,8 +199,11 @@ fn check_unique_kernels<F>(op: &'static str, regs: &Registrations<F>) -> Result<
                 .map(|(k, meta)| (KernelKey::Key(*k), *meta)),
         )
         .collect();
-    entries.sort_by_key(|(key, meta)| (*key, meta.location, meta.name));
-    match entries.windows(2).find(|pair| pair[0].0 == pair[1].0) {
+    entries.sort_by_key(|(key, meta)| (*key, meta.cpu, meta.location, meta.name));
+    match entries
+        .windows(2)
+        .find(|pair| pair[0].0 == pair[1].0 && pair[0].1.cpu == pair[1].1.cpu)
+    {
         Some(pair) => Err(DispatchError::new(ErrorKind::DuplicateKernel {
             op,
             key: pair[0].0,

@@ -194,6 +194,7 @@ fn add_fallback(
         meta: KernelMeta {
             name,
             location: caller_location(caller),
+            cpu: crate::cpu::CpuFeatures::empty(),
         },
     };
     let mut all = global.all_fallbacks();

@@ -410,6 +410,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
             meta: KernelMeta {
                 name: "(the op's body)",
                 location: self.info.location,
+                cpu: crate::cpu::CpuFeatures::empty(),
             },
         }));
         let (fallthrough, fallbacks) = match live {
@@ -503,6 +504,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
             meta: KernelMeta {
                 name,
                 location: runtime::caller_location(caller),
+                cpu: crate::cpu::CpuFeatures::empty(),
             },
         };
         self.add(|op, id| op.kernels.push((id, registration)))
@@ -612,7 +614,7 @@ impl<F: Copy + Send + Sync + 'static> ErasedOp for OpTable<F> {
             .map(|r| (r.key, r.meta))
             .chain(op.kernels.iter().map(|(_, r)| (r.key, r.meta)))
             .collect();
-        all.sort_by_key(|(key, meta)| (*key, meta.location, meta.name));
+        all.sort_by_key(|(key, meta)| (*key, meta.cpu, meta.location, meta.name));
         all
     }
 
@@ -668,6 +670,7 @@ impl<F: Copy + Send + Sync + 'static> ErasedOp for OpTable<F> {
         let meta = KernelMeta {
             name: "fallthrough",
             location: runtime::caller_location(caller),
+            cpu: crate::cpu::CpuFeatures::empty(),
         };
         self.add(|op, id| op.fallthrough.push((id, key, meta)))
     }

@@ -68,6 +68,11 @@ impl Args {
         Args { args }
     }
 
+    /// The argument called `name`, left in place.
+    pub fn peek(&self, name: &str) -> Option<&Arg> {
+        self.args.iter().find(|a| a.name == name)
+    }
+
     /// Removes and returns the argument called `name`.
     pub fn take(&mut self, name: &str) -> Option<Arg> {
         let index = self.args.iter().position(|a| a.name == name)?;

@@ -57,7 +57,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 fn generate(function: &ItemFn, key: &TokenStream, private: &TokenStream) -> TokenStream {
     let ident = &function.sig.ident;
     let name = LitStr::new(&ident.to_string(), ident.span());
-    let reference = sig::spanned_reference(&function.sig);
+    let reference = sig::spanned_reference(&function.sig, ident);
     let location = location(private, ident.span());
     quote! {
         #function
@@ -73,7 +73,11 @@ fn generate(function: &ItemFn, key: &TokenStream, private: &TokenStream) -> Toke
             static REGISTRATION: #private::FallbackRegistration = #private::FallbackRegistration {
                 key: #key,
                 kind: #private::FallbackKind::Boxed(KERNEL),
-                meta: #private::KernelMeta { name: #name, location: #location },
+                meta: #private::KernelMeta {
+                    name: #name,
+                    location: #location,
+                    cpu: #private::CpuFeatures::empty(),
+                },
             };
         };
     }

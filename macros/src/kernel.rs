@@ -10,21 +10,23 @@ use syn::spanned::Spanned;
 use syn::{ItemFn, LitStr, Path, parse_quote_spanned};
 
 use crate::args::{self, Args};
+use crate::cpu::{self, CpuAttr};
 use crate::ctxt::Errors;
 use crate::op::location;
 use crate::{keys, sig};
 
 // ---- ast ----
 
-/// The parsed attribute: which op, which key, where switchyard lives. `op` and `key` are `None`
-/// only when an error says why.
+/// The parsed attribute: which op, which key, which CPU features (a variant), where switchyard
+/// lives. `op` and `key` are `None` only when an error says why.
 struct KernelAttr {
     op: Option<Path>,
     key: Option<TokenStream>,
+    cpu: Option<CpuAttr>,
     krate: Path,
 }
 
-const ALLOWED: &[&str] = &["op", "key", "crate"];
+const ALLOWED: &[&str] = &["op", "key", "cpu", "crate"];
 
 // ---- validate ----
 
@@ -67,8 +69,14 @@ fn parse_attr(attr: TokenStream, errors: &mut Errors) -> KernelAttr {
     let krate = args::crate_path(&mut args, errors);
     let private = quote!(#krate::__private_v1);
     let op = op_path(&mut args, errors);
+    let cpu = cpu::parse(&mut args, errors);
     let key = key(&mut args, &private, errors);
-    KernelAttr { op, key, krate }
+    KernelAttr {
+        op,
+        key,
+        cpu,
+        krate,
+    }
 }
 
 // ---- expand ----
@@ -85,15 +93,17 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let attr = parse_attr(attr, &mut errors);
     sig::check_common(&function.sig, "a `#[kernel]`", &mut errors);
+    cpu::check_target_features(&function, attr.cpu.as_ref(), &mut errors);
     match (errors.finish(), attr) {
         (
             None,
             KernelAttr {
                 op: Some(op),
                 key: Some(key),
+                cpu,
                 krate,
             },
-        ) => generate(&function, &op, &key, &krate),
+        ) => generate(&function, &op, &key, cpu.as_ref(), &krate),
         (compile_errors, attr) => {
             let function = fallback(function, attr.op.as_ref());
             quote!(#compile_errors #function)
@@ -116,11 +126,27 @@ fn fallback(mut function: ItemFn, op: Option<&Path>) -> ItemFn {
     function
 }
 
-fn generate(function: &ItemFn, op: &Path, key: &TokenStream, krate: &Path) -> TokenStream {
+fn generate(
+    function: &ItemFn,
+    op: &Path,
+    key: &TokenStream,
+    cpu: Option<&CpuAttr>,
+    krate: &Path,
+) -> TokenStream {
     let private = quote!(#krate::__private_v1);
     let ident = &function.sig.ident;
     let name = LitStr::new(&ident.to_string(), ident.span());
-    let reference = sig::spanned_reference(&function.sig);
+    let features = cpu::features_expr(cpu, &private);
+    // A `#[target_feature]` function cannot be a function pointer: register its safe entry.
+    let (entry, reference) = if cpu::has_target_feature(function) {
+        let (entry, entry_ident) = cpu::entry(function);
+        (entry, sig::spanned_reference(&function.sig, &entry_ident))
+    } else {
+        (
+            TokenStream::new(),
+            sig::spanned_reference(&function.sig, ident),
+        )
+    };
     let location = location(&private, ident.span());
     // The signature this kernel is checked against, its trait, and its adapter to `KernelFn`.
     let keyed = sig::takes_keys_first(&function.sig);
@@ -147,13 +173,15 @@ fn generate(function: &ItemFn, op: &Path, key: &TokenStream, krate: &Path) -> To
     quote! {
         #function
 
-        #[allow(unsafe_code)] // linkme's `link_section`
+        #[allow(unsafe_code)] // linkme's `link_section`; a `#[target_feature]` kernel's entry
         const _: () = {
             // The op's items are imported once, so that an unknown op is one error, not one per use.
             use #op::{
                 KernelFn, #signature as OpSignature, #kernel_trait as OpKernel, #lift_import
                 __KERNELS as OP_KERNELS,
             };
+
+            #entry
 
             struct Kernel;
             impl OpKernel for Kernel {
@@ -168,7 +196,11 @@ fn generate(function: &ItemFn, op: &Path, key: &TokenStream, krate: &Path) -> To
                 #private::KernelRegistration {
                     key: #key,
                     kernel: #adapted,
-                    meta: #private::KernelMeta { name: #name, location: #location },
+                    meta: #private::KernelMeta {
+                        name: #name,
+                        location: #location,
+                        cpu: #features,
+                    },
                 };
         };
     }

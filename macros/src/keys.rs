@@ -74,7 +74,7 @@ fn folded(name: &str) -> String {
 }
 
 /// The key a single identifier names, in either spelling.
-fn builtin(name: &str) -> Option<&'static str> {
+pub fn builtin(name: &str) -> Option<&'static str> {
     KEYS.iter()
         .copied()
         .find(|k| *k == name || screaming(k) == name)

@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 mod args;
+mod cpu;
 mod ctxt;
 mod fallback;
 mod kernel;

@@ -148,7 +148,7 @@ pub fn takes_keys_first(sig: &Signature) -> bool {
 /// `*&kernel_fn`, with `*` carrying the span of `fn` and the name that of the signature's last
 /// token: rustc spans an expression from its first to its last token, so a signature mismatch is
 /// underlined across the kernel's whole signature.
-pub fn spanned_reference(sig: &Signature) -> TokenStream {
+pub fn spanned_reference(sig: &Signature, target: &syn::Ident) -> TokenStream {
     let first = sig.fn_token.span;
     let last = sig
         .output
@@ -157,7 +157,7 @@ pub fn spanned_reference(sig: &Signature) -> TokenStream {
         .last()
         .as_ref()
         .map_or(sig.paren_token.span.close(), TokenTree::span);
-    let mut ident = sig.ident.clone();
+    let mut ident = target.clone();
     ident.set_span(last);
     quote_spanned!(first=> *&#ident)
 }

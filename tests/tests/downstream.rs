@@ -59,9 +59,12 @@ fn ops_are_found_by_name_with_schema_and_table() {
 
     let mul = find_op("mul").unwrap();
     assert_eq!(mul.schema(), "mul(x: Tensor, y: Tensor) -> Tensor");
-    assert_eq!(
-        mul.slot(DispatchKey::CpuSimd).unwrap(),
-        SlotOrigin::Fallthrough
+    // `mul` has SIMD variants: installed where the CPU runs one, else a fallthrough.
+    assert!(
+        matches!(
+            mul.slot(DispatchKey::CpuSimd).unwrap(),
+            SlotOrigin::Kernel(meta) if switchyard::cpu::detected().contains(meta.cpu)
+        ) || mul.slot(DispatchKey::CpuSimd).unwrap() == SlotOrigin::Fallthrough
     );
     assert!(
         matches!(mul.slot(DispatchKey::CpuNaive).unwrap(), SlotOrigin::Kernel(meta) if meta.name == "mul_naive")
@@ -76,10 +79,8 @@ fn ops_are_found_by_name_with_schema_and_table() {
             || matches!(mul.slot(DispatchKey::Wgpu).unwrap(), SlotOrigin::Kernel(meta) if meta.name == "mul_wgpu")
     );
     let table = mul.table_dump();
-    assert!(
-        table.contains("CpuSimd              fallthrough"),
-        "{table}"
-    );
+    let full = find_op("full").unwrap().table_dump();
+    assert!(full.contains("CpuSimd              fallthrough"), "{full}");
     assert!(table.contains("backends/src/cpu/naive.rs:"), "{table}");
 }
 

@@ -1,3 +1,4 @@
 //! CPU backends.
 
 pub mod naive;
+pub mod simd;

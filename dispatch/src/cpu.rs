@@ -1,0 +1,493 @@
+//! CPU variants of a kernel: the features each one needs, what the running CPU has, and which
+//! variant an op's table installs.
+//!
+//! Several kernels may share one key when each names the CPU features it needs
+//! (`#[kernel(op = "mul", key = CpuSimd, cpu = "avx2,fma")]`). When a table is built, the best
+//! variant whose features the CPU has is installed; the others are never reachable. The
+//! `SWITCHYARD_CPU_CAPABILITY` environment variable (`default`, `avx2`, `avx512`, `neon`) can
+//! lower the choice, never raise it.
+//!
+//! **Invariant (soundness):** a variant is installed only if every feature it names was detected
+//! on the running CPU by the standard library's runtime detection. The capability override is
+//! intersected with the detected features, so it can only remove variants. A `#[target_feature]`
+//! kernel is reached through an entry the macro generates, which is sound because of this check
+//! (and because the macro requires `cpu` to list every feature `#[target_feature]` enables).
+//!
+//! ```
+//! use switchyard::cpu::{Capability, CpuFeatures, CpuPolicy};
+//!
+//! // An AVX2 machine asked for AVX-512: clamped to AVX2, with a warning.
+//! let avx2 = CpuFeatures::SSE2 | CpuFeatures::AVX | CpuFeatures::AVX2 | CpuFeatures::FMA;
+//! let policy = CpuPolicy::new(avx2, Some("avx512"));
+//! assert_eq!(policy.capability(), Capability::Avx2);
+//! assert!(policy.warning().unwrap().contains("clamped to avx2"));
+//! // So an AVX-512 variant is never chosen, and the dump says why.
+//! let variants = [CpuFeatures::AVX2 | CpuFeatures::FMA, CpuFeatures::AVX512F];
+//! assert_eq!(policy.choose(&variants), Some(0));
+//! assert_eq!(policy.verdict(variants[1]).to_string(), "not chosen: CPU lacks avx512f");
+//! ```
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use crate::key::DispatchKey;
+use crate::registry::{KernelMeta, KernelRegistration};
+
+bitflags::bitflags! {
+    /// CPU features a kernel variant needs (`cpu = "avx2,fma"`), by the names `#[target_feature]`
+    /// and the standard library's runtime detection use.
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+    pub struct CpuFeatures: u32 {
+        /// x86 `sse2`.
+        const SSE2 = 1 << 0;
+        /// x86 `sse3`.
+        const SSE3 = 1 << 1;
+        /// x86 `ssse3`.
+        const SSSE3 = 1 << 2;
+        /// x86 `sse4.1`.
+        const SSE4_1 = 1 << 3;
+        /// x86 `sse4.2`.
+        const SSE4_2 = 1 << 4;
+        /// x86 `popcnt`.
+        const POPCNT = 1 << 5;
+        /// x86 `avx`.
+        const AVX = 1 << 6;
+        /// x86 `avx2`.
+        const AVX2 = 1 << 7;
+        /// x86 `fma`.
+        const FMA = 1 << 8;
+        /// x86 `f16c`.
+        const F16C = 1 << 9;
+        /// x86 `bmi1`.
+        const BMI1 = 1 << 10;
+        /// x86 `bmi2`.
+        const BMI2 = 1 << 11;
+        /// x86 `avx512f`.
+        const AVX512F = 1 << 12;
+        /// x86 `avx512cd`.
+        const AVX512CD = 1 << 13;
+        /// x86 `avx512bw`.
+        const AVX512BW = 1 << 14;
+        /// x86 `avx512dq`.
+        const AVX512DQ = 1 << 15;
+        /// x86 `avx512vl`.
+        const AVX512VL = 1 << 16;
+        /// aarch64 `neon` (Advanced SIMD).
+        const NEON = 1 << 17;
+    }
+}
+
+/// Each feature's name as written in `cpu = "…"` and `#[target_feature(enable = "…")]`.
+///
+/// **Invariant:** the `#[kernel]` macro accepts exactly these names (`macros/src/cpu.rs`); the
+/// test `tests/tests/simd_dispatch.rs` registers a variant for each.
+pub const FEATURE_NAMES: [(CpuFeatures, &str); 18] = [
+    (CpuFeatures::SSE2, "sse2"),
+    (CpuFeatures::SSE3, "sse3"),
+    (CpuFeatures::SSSE3, "ssse3"),
+    (CpuFeatures::SSE4_1, "sse4.1"),
+    (CpuFeatures::SSE4_2, "sse4.2"),
+    (CpuFeatures::POPCNT, "popcnt"),
+    (CpuFeatures::AVX, "avx"),
+    (CpuFeatures::AVX2, "avx2"),
+    (CpuFeatures::FMA, "fma"),
+    (CpuFeatures::F16C, "f16c"),
+    (CpuFeatures::BMI1, "bmi1"),
+    (CpuFeatures::BMI2, "bmi2"),
+    (CpuFeatures::AVX512F, "avx512f"),
+    (CpuFeatures::AVX512CD, "avx512cd"),
+    (CpuFeatures::AVX512BW, "avx512bw"),
+    (CpuFeatures::AVX512DQ, "avx512dq"),
+    (CpuFeatures::AVX512VL, "avx512vl"),
+    (CpuFeatures::NEON, "neon"),
+];
+
+const X86_AVX512: CpuFeatures = CpuFeatures::AVX512F
+    .union(CpuFeatures::AVX512CD)
+    .union(CpuFeatures::AVX512BW)
+    .union(CpuFeatures::AVX512DQ)
+    .union(CpuFeatures::AVX512VL);
+const X86_ALL: CpuFeatures = CpuFeatures::all().difference(CpuFeatures::NEON);
+
+impl fmt::Display for CpuFeatures {
+    /// `avx2,fma`, as written in `cpu = "…"`; `-` for none.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return f.write_str("-");
+        }
+        let mut first = true;
+        for (flag, name) in FEATURE_NAMES {
+            if self.contains(flag) {
+                if !first {
+                    f.write_str(",")?;
+                }
+                f.write_str(name)?;
+                first = false;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for CpuFeatures {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CpuFeatures({self})")
+    }
+}
+
+/// The features of the running CPU, detected once with the standard library's runtime detection
+/// (which also checks that the OS saves the wider registers).
+pub fn detected() -> CpuFeatures {
+    static DETECTED: OnceLock<CpuFeatures> = OnceLock::new();
+    *DETECTED.get_or_init(detect)
+}
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+fn detect() -> CpuFeatures {
+    let mut found = CpuFeatures::empty();
+    macro_rules! probe {
+        ($($name:tt => $flag:ident),* $(,)?) => {
+            $(if std::arch::is_x86_feature_detected!($name) {
+                found |= CpuFeatures::$flag;
+            })*
+        };
+    }
+    probe!(
+        "sse2" => SSE2, "sse3" => SSE3, "ssse3" => SSSE3, "sse4.1" => SSE4_1,
+        "sse4.2" => SSE4_2, "popcnt" => POPCNT, "avx" => AVX, "avx2" => AVX2, "fma" => FMA,
+        "f16c" => F16C, "bmi1" => BMI1, "bmi2" => BMI2, "avx512f" => AVX512F,
+        "avx512cd" => AVX512CD, "avx512bw" => AVX512BW, "avx512dq" => AVX512DQ,
+        "avx512vl" => AVX512VL,
+    );
+    found
+}
+
+#[cfg(target_arch = "aarch64")]
+fn detect() -> CpuFeatures {
+    if std::arch::is_aarch64_feature_detected!("neon") {
+        CpuFeatures::NEON
+    } else {
+        CpuFeatures::empty()
+    }
+}
+
+#[cfg(not(any(target_arch = "x86", target_arch = "x86_64", target_arch = "aarch64")))]
+fn detect() -> CpuFeatures {
+    CpuFeatures::empty()
+}
+
+/// A level of `SWITCHYARD_CPU_CAPABILITY`: the most a variant may need. Levels are ordered
+/// within an architecture (`default < avx2 < avx512`, `default < neon`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Capability {
+    /// No ISA-specific variant: only kernels that name no CPU feature (`CpuSimd` falls through to
+    /// the scalar backend for ops whose SIMD kernels all need features).
+    Default,
+    /// x86 up to AVX2 (with FMA, F16C, BMI): no AVX-512.
+    Avx2,
+    /// x86 including AVX-512.
+    Avx512,
+    /// aarch64 NEON.
+    Neon,
+}
+
+impl Capability {
+    /// Every level, from the highest to the lowest.
+    pub const ALL: [Capability; 4] = [
+        Capability::Avx512,
+        Capability::Avx2,
+        Capability::Neon,
+        Capability::Default,
+    ];
+
+    /// The name `SWITCHYARD_CPU_CAPABILITY` takes.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Capability::Default => "default",
+            Capability::Avx2 => "avx2",
+            Capability::Avx512 => "avx512",
+            Capability::Neon => "neon",
+        }
+    }
+
+    /// The level called `name` (ASCII case and surrounding space ignored).
+    pub fn parse(name: &str) -> Option<Capability> {
+        let name = name.trim();
+        Capability::ALL
+            .into_iter()
+            .find(|c| c.name().eq_ignore_ascii_case(name))
+    }
+
+    /// The features a variant may need at this level.
+    pub const fn allows(self) -> CpuFeatures {
+        match self {
+            Capability::Default => CpuFeatures::empty(),
+            Capability::Avx2 => X86_ALL.difference(X86_AVX512),
+            Capability::Avx512 => X86_ALL,
+            Capability::Neon => CpuFeatures::NEON,
+        }
+    }
+
+    /// The features a CPU must have to reach this level.
+    const fn requires(self) -> CpuFeatures {
+        match self {
+            Capability::Default => CpuFeatures::empty(),
+            Capability::Avx2 => CpuFeatures::AVX2.union(CpuFeatures::FMA),
+            Capability::Avx512 => CpuFeatures::AVX2
+                .union(CpuFeatures::FMA)
+                .union(CpuFeatures::AVX512F),
+            Capability::Neon => CpuFeatures::NEON,
+        }
+    }
+
+    /// The highest level a CPU with `features` reaches.
+    pub fn of(features: CpuFeatures) -> Capability {
+        Capability::ALL
+            .into_iter()
+            .find(|c| features.contains(c.requires()))
+            .unwrap_or(Capability::Default)
+    }
+
+    /// The lowest level whose `allows` covers `needs`: how a variant ranks.
+    fn rank(needs: CpuFeatures) -> u8 {
+        match Capability::ALL
+            .into_iter()
+            .rev()
+            .find(|c| c.allows().contains(needs))
+        {
+            Some(Capability::Default) => 0,
+            Some(Capability::Avx2 | Capability::Neon) => 1,
+            Some(Capability::Avx512) => 2,
+            None => 3,
+        }
+    }
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The environment variable that lowers the choice of CPU variants.
+pub const CAPABILITY_VAR: &str = "SWITCHYARD_CPU_CAPABILITY";
+
+/// Which CPU variants may be installed: the detected features, capped by the override.
+#[derive(Clone, Debug)]
+pub struct CpuPolicy {
+    detected: CpuFeatures,
+    requested: Option<Capability>,
+    capability: Capability,
+    warning: Option<String>,
+}
+
+/// Why a variant was or was not installed; what the table dump shows under its key.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Verdict {
+    /// Installed.
+    Chosen,
+    /// Runnable here, but another variant of the key ranks higher.
+    Outranked,
+    /// The CPU lacks these features.
+    Lacks(CpuFeatures),
+    /// The CPU has the features, but `SWITCHYARD_CPU_CAPABILITY` caps the choice below them.
+    Capped(Capability),
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Verdict::Chosen => f.write_str("chosen"),
+            Verdict::Outranked => f.write_str("not chosen: a higher variant runs here"),
+            Verdict::Lacks(missing) => write!(f, "not chosen: CPU lacks {missing}"),
+            Verdict::Capped(cap) => {
+                write!(f, "not chosen: capped by {CAPABILITY_VAR}={cap}")
+            }
+        }
+    }
+}
+
+impl CpuPolicy {
+    /// The policy for a CPU with `detected` features and the override value `request` (`None`
+    /// when unset). Pure: tests call it with made-up CPUs.
+    pub fn new(detected: CpuFeatures, request: Option<&str>) -> CpuPolicy {
+        let best = Capability::of(detected);
+        let mut policy = CpuPolicy {
+            detected,
+            requested: None,
+            capability: best,
+            warning: None,
+        };
+        let Some(request) = request.filter(|r| !r.trim().is_empty()) else {
+            return policy;
+        };
+        let Some(asked) = Capability::parse(request) else {
+            policy.warning = Some(format!(
+                "switchyard: unknown {CAPABILITY_VAR}={request:?} (expected default, avx2, \
+                 avx512 or neon); using the detected {best}"
+            ));
+            return policy;
+        };
+        // The highest level covered by both the request and the CPU: never above either.
+        let usable = asked.allows() & best.allows();
+        let capability = Capability::ALL
+            .into_iter()
+            .find(|c| usable.contains(c.allows()))
+            .unwrap_or(Capability::Default);
+        if capability != asked {
+            let why = if usable.is_empty() {
+                "is for another architecture than this CPU"
+            } else {
+                "is above what this CPU supports"
+            };
+            policy.warning = Some(format!(
+                "switchyard: {CAPABILITY_VAR}={asked} {why} ({best}); clamped to {capability}"
+            ));
+        }
+        policy.requested = Some(asked);
+        policy.capability = capability;
+        policy
+    }
+
+    /// The running process's policy: detected once, the override read once (a warning, if any,
+    /// is printed once to stderr).
+    pub fn current() -> &'static CpuPolicy {
+        static CURRENT: OnceLock<CpuPolicy> = OnceLock::new();
+        CURRENT.get_or_init(|| {
+            let request = std::env::var(CAPABILITY_VAR).ok();
+            let policy = CpuPolicy::new(detected(), request.as_deref());
+            if let Some(warning) = &policy.warning {
+                eprintln!("{warning}");
+            }
+            policy
+        })
+    }
+
+    /// The CPU's features.
+    pub fn detected(&self) -> CpuFeatures {
+        self.detected
+    }
+
+    /// The level in force: the detected one, or the (clamped) override.
+    pub fn capability(&self) -> Capability {
+        self.capability
+    }
+
+    /// The override, if one was given and understood.
+    pub fn requested(&self) -> Option<Capability> {
+        self.requested
+    }
+
+    /// The one-line warning for an override that was clamped or not understood.
+    pub fn warning(&self) -> Option<&str> {
+        self.warning.as_deref()
+    }
+
+    /// Whether a variant needing `needs` may be installed, and if not, why (before ranking).
+    fn admits(&self, needs: CpuFeatures) -> Result<(), Verdict> {
+        let missing = needs - self.detected;
+        if !missing.is_empty() {
+            return Err(Verdict::Lacks(missing));
+        }
+        // Without an override nothing caps: every detected feature may be used.
+        match self.requested {
+            Some(_) if !self.capability.allows().contains(needs) => {
+                Err(Verdict::Capped(self.capability))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The variant to install among variants needing `variants[i]`, or `None` when none may run
+    /// here. The best is the one of the highest level (`avx512` over `avx2` over `default`), then
+    /// the one needing the newest feature (features are numbered oldest first), then the one
+    /// needing more features, then the first (callers pass variants sorted: deterministic).
+    pub fn choose(&self, variants: &[CpuFeatures]) -> Option<usize> {
+        let mut best: Option<(usize, (u8, u32, u32))> = None;
+        for (i, &needs) in variants.iter().enumerate() {
+            if self.admits(needs).is_err() {
+                continue;
+            }
+            let bits = needs.bits();
+            let rank = (
+                Capability::rank(needs),
+                u32::BITS - bits.leading_zeros(),
+                bits.count_ones(),
+            );
+            if best.is_none_or(|(_, r)| rank > r) {
+                best = Some((i, rank));
+            }
+        }
+        best.map(|(i, _)| i)
+    }
+
+    /// What happened to a variant needing `needs`, given the variant that `choose` picked among
+    /// its key's variants. [`Verdict::Chosen`] is for the caller to tell; this says why not.
+    pub fn verdict(&self, needs: CpuFeatures) -> Verdict {
+        match self.admits(needs) {
+            Ok(()) => Verdict::Outranked,
+            Err(verdict) => verdict,
+        }
+    }
+}
+
+impl fmt::Display for CpuPolicy {
+    /// `cpu: avx512 (detected sse2,…; SWITCHYARD_CPU_CAPABILITY unset)`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cpu: {} (detected {}; ", self.capability, self.detected)?;
+        match self.requested {
+            Some(asked) => write!(f, "{CAPABILITY_VAR}={asked})"),
+            None => write!(f, "{CAPABILITY_VAR} unset)"),
+        }
+    }
+}
+
+/// The registrations a table installs: for each key, the best admissible variant (`sorted` is
+/// sorted by key, so a key's variants are adjacent). A key none of whose variants may run here is
+/// left out, as if nothing were registered there.
+pub(crate) fn installable<F: Copy>(
+    sorted: &[KernelRegistration<F>],
+    policy: &CpuPolicy,
+) -> Vec<KernelRegistration<F>> {
+    sorted
+        .chunk_by(|a, b| a.key == b.key)
+        .filter_map(|same_key| {
+            let needs: Vec<CpuFeatures> = same_key.iter().map(|r| r.meta.cpu).collect();
+            policy.choose(&needs).map(|i| same_key[i])
+        })
+        .collect()
+}
+
+/// For the table dump: each variant registered at `key` with its verdict, when the key has
+/// CPU variants (one plain kernel needs no explanation).
+pub(crate) fn variant_notes(
+    registrations: &[(crate::alias::KernelKey, KernelMeta)],
+    key: DispatchKey,
+    policy: &CpuPolicy,
+) -> Vec<(KernelMeta, Verdict)> {
+    let at_key: Vec<KernelMeta> = registrations
+        .iter()
+        .filter(|(k, _)| *k == key)
+        .map(|(_, meta)| *meta)
+        .collect();
+    if at_key.iter().all(|meta| meta.cpu.is_empty()) {
+        return Vec::new();
+    }
+    let needs: Vec<CpuFeatures> = at_key.iter().map(|meta| meta.cpu).collect();
+    let chosen = policy.choose(&needs);
+    at_key
+        .into_iter()
+        .enumerate()
+        .map(|(i, meta)| {
+            let verdict = if Some(i) == chosen {
+                Verdict::Chosen
+            } else {
+                policy.verdict(meta.cpu)
+            };
+            (meta, verdict)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

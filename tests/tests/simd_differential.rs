@@ -1,0 +1,362 @@
+//! Every SIMD variant this CPU runs, called directly and through dispatch, against the naive
+//! backend on deterministic random data with special values: elementwise ops exactly equal,
+//! `exp` within 1 ulp, `sum`/`mean` and `matmul` within their stated tolerances.
+
+use switchyard::cpu::{CpuFeatures, CpuPolicy};
+use switchyard::ops::{
+    add, div, exp, matmul, mean, mul, neg, relu, sub, sum, try_add, try_div, try_exp, try_matmul,
+    try_mean, try_mul, try_neg, try_relu, try_sub, try_sum,
+};
+use switchyard::{DispatchKey, DispatchKeySet, Result, SlotOrigin, Tensor};
+use switchyard_tests::simd_check::{
+    SIZES, assert_exact, assert_sum_close, data, same, tensor, ulps,
+};
+
+type Binary = fn(&Tensor, &Tensor) -> Result<Tensor>;
+type Unary = fn(&Tensor) -> Result<Tensor>;
+type NaiveBinary = fn(DispatchKeySet, &Tensor, &Tensor) -> Result<Tensor>;
+type NaiveUnary = fn(DispatchKeySet, &Tensor) -> Result<Tensor>;
+
+const NAIVE: DispatchKeySet = DispatchKeySet::CPU_NAIVE;
+
+/// The variants among `$f => needs` whose features this CPU has, as callable function pointers.
+macro_rules! runnable {
+    (Binary, |x, y|; $($f:path => $needs:expr),* $(,)?) => {{
+        let mut found: Vec<(&'static str, Binary)> = Vec::new();
+        $(if switchyard::cpu::detected().contains($needs) {
+            // SAFETY: the CPU has every feature this variant enables (checked just above).
+            found.push((stringify!($f), |x, y| unsafe { $f(x, y) }));
+        })*
+        found
+    }};
+    (Unary, |x|; $($f:path => $needs:expr),* $(,)?) => {{
+        let mut found: Vec<(&'static str, Unary)> = Vec::new();
+        $(if switchyard::cpu::detected().contains($needs) {
+            // SAFETY: the CPU has every feature this variant enables (checked just above).
+            found.push((stringify!($f), |x| unsafe { $f(x) }));
+        })*
+        found
+    }};
+}
+
+#[cfg(target_arch = "x86_64")]
+mod isa {
+    use super::*;
+    use switchyard_backends::cpu::simd::{avx2::*, avx512::*};
+
+    const AVX2: CpuFeatures = CpuFeatures::AVX2.union(CpuFeatures::FMA);
+    const AVX512: CpuFeatures = CpuFeatures::AVX512F;
+
+    pub fn binary(op: &str) -> Vec<(&'static str, Binary)> {
+        match op {
+            "add" => runnable!(Binary, |x, y|; add_avx2 => AVX2),
+            "sub" => runnable!(Binary, |x, y|; sub_avx2 => AVX2),
+            "mul" => runnable!(Binary, |x, y|; mul_avx2 => AVX2),
+            "div" => runnable!(Binary, |x, y|; div_avx2 => AVX2),
+            // Not a `#[target_feature]` function: callable without `unsafe`.
+            "matmul" if switchyard::cpu::detected().contains(AVX2) => {
+                vec![("matmul_avx2", matmul_avx2 as Binary)]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn unary(op: &str) -> Vec<(&'static str, Unary)> {
+        match op {
+            "neg" => runnable!(Unary, |x|; neg_avx2 => AVX2),
+            "relu" => runnable!(Unary, |x|; relu_avx2 => AVX2),
+            "exp" => runnable!(Unary, |x|; exp_avx2 => AVX2, exp_avx512 => AVX512),
+            "sum" => runnable!(Unary, |x|; sum_avx2 => AVX2),
+            "mean" => runnable!(Unary, |x|; mean_avx2 => AVX2),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The variant dispatch should install for `op`, given the process's policy.
+    pub fn expected(op: &str) -> Option<String> {
+        let policy = CpuPolicy::current();
+        // AVX-512 only where it paid (see `simd::avx512`).
+        let variants: &[(CpuFeatures, &str)] = match op {
+            "exp" => &[(AVX2, "avx2"), (AVX512, "avx512")],
+            _ => &[(AVX2, "avx2")],
+        };
+        let needs: Vec<CpuFeatures> = variants.iter().map(|(f, _)| *f).collect();
+        policy
+            .choose(&needs)
+            .map(|i| format!("{op}_{}", variants[i].1))
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+mod isa {
+    use super::*;
+    use switchyard_backends::cpu::simd::neon::*;
+
+    const NEON: CpuFeatures = CpuFeatures::NEON;
+
+    pub fn binary(op: &str) -> Vec<(&'static str, Binary)> {
+        match op {
+            "add" => runnable!(Binary, |x, y|; add_neon => NEON),
+            "sub" => runnable!(Binary, |x, y|; sub_neon => NEON),
+            "mul" => runnable!(Binary, |x, y|; mul_neon => NEON),
+            "div" => runnable!(Binary, |x, y|; div_neon => NEON),
+            "matmul" if switchyard::cpu::detected().contains(NEON) => {
+                vec![("matmul_neon", matmul_neon as Binary)]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn unary(op: &str) -> Vec<(&'static str, Unary)> {
+        match op {
+            "neg" => runnable!(Unary, |x|; neg_neon => NEON),
+            "relu" => runnable!(Unary, |x|; relu_neon => NEON),
+            "exp" => runnable!(Unary, |x|; exp_neon => NEON),
+            "sum" => runnable!(Unary, |x|; sum_neon => NEON),
+            "mean" => runnable!(Unary, |x|; mean_neon => NEON),
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn expected(op: &str) -> Option<String> {
+        CpuPolicy::current()
+            .choose(&[NEON])
+            .map(|_| format!("{op}_neon"))
+    }
+}
+
+/// The direct variants of a binary op plus the dispatched call.
+fn binary_runs(op: &str, dispatched: Binary) -> Vec<(&'static str, Binary)> {
+    let mut runs = isa::binary(op);
+    runs.push(("dispatch", dispatched));
+    runs
+}
+
+fn unary_runs(op: &str, dispatched: Unary) -> Vec<(&'static str, Unary)> {
+    let mut runs = isa::unary(op);
+    runs.push(("dispatch", dispatched));
+    runs
+}
+
+#[test]
+fn dispatch_installs_the_best_variant_this_cpu_runs() {
+    let handles = [
+        ("add", add::handle()),
+        ("sub", sub::handle()),
+        ("mul", mul::handle()),
+        ("div", div::handle()),
+        ("neg", neg::handle()),
+        ("relu", relu::handle()),
+        ("exp", exp::handle()),
+        ("sum", sum::handle()),
+        ("mean", mean::handle()),
+        ("matmul", matmul::handle()),
+    ];
+    for (op, handle) in handles {
+        let slot = handle.slot(DispatchKey::CpuSimd).unwrap();
+        let direct = isa::binary(op).len() + isa::unary(op).len();
+        if isa::expected(op).is_some() {
+            assert!(
+                direct > 0,
+                "{op}: the installed variant is also tested directly"
+            );
+        }
+        match isa::expected(op) {
+            Some(name) => assert!(
+                matches!(slot, SlotOrigin::Kernel(meta) if meta.name == name),
+                "{op}: expected {name}, got {slot}\n{}",
+                handle.table_dump()
+            ),
+            None => assert_eq!(slot, SlotOrigin::Fallthrough, "{op}"),
+        }
+    }
+}
+
+#[test]
+fn elementwise_binary_ops_equal_naive_exactly() {
+    let ops: [(&str, NaiveBinary, Binary); 4] = [
+        ("add", add::redispatch, try_add),
+        ("sub", sub::redispatch, try_sub),
+        ("mul", mul::redispatch, try_mul),
+        ("div", div::redispatch, try_div),
+    ];
+    for (op, naive, dispatched) in ops {
+        for (name, run) in binary_runs(op, dispatched) {
+            for &n in SIZES {
+                for seed in 0..3 {
+                    // Wide range: products overflow, quotients underflow, specials meet.
+                    let x = tensor(n, seed, -1e20, 1e20, true);
+                    let y = tensor(n, seed + 1000, -1e20, 1e20, true);
+                    let want = naive(NAIVE, &x, &y).unwrap().to_vec();
+                    let got = run(&x, &y).unwrap();
+                    assert_eq!(got.shape(), x.shape());
+                    assert_exact(&format!("{op} {name} n={n}"), &got.to_vec(), &want);
+                }
+            }
+            let mismatch = run(&Tensor::vector(&[1.0; 3]), &Tensor::vector(&[1.0; 4]));
+            let error = mismatch.unwrap_err().to_string();
+            assert!(error.contains("shape error"), "{op} {name}: {error}");
+        }
+    }
+}
+
+#[test]
+fn elementwise_unary_ops_equal_naive_exactly() {
+    let ops: [(&str, NaiveUnary, Unary); 2] = [
+        ("neg", neg::redispatch, try_neg),
+        ("relu", relu::redispatch, try_relu),
+    ];
+    for (op, naive, dispatched) in ops {
+        for (name, run) in unary_runs(op, dispatched) {
+            for &n in SIZES {
+                let x = tensor(n, n as u64, -10.0, 10.0, true);
+                let want = naive(NAIVE, &x).unwrap().to_vec();
+                assert_exact(
+                    &format!("{op} {name} n={n}"),
+                    &run(&x).unwrap().to_vec(),
+                    &want,
+                );
+            }
+            // -0.0 and NaN keep their sign bits through relu, flip them through neg.
+            let specials = Tensor::vector(&[-0.0, 0.0, f32::NAN, -f32::NAN, -1.0]);
+            assert_exact(
+                &format!("{op} {name} specials"),
+                &run(&specials).unwrap().to_vec(),
+                &naive(NAIVE, &specials).unwrap().to_vec(),
+            );
+        }
+    }
+}
+
+#[test]
+fn exp_is_within_one_ulp_of_naive() {
+    for (name, run) in unary_runs("exp", try_exp) {
+        let mut mismatches = 0usize;
+        let mut total = 0usize;
+        // The whole useful range, past both ends (overflow to inf, underflow through the
+        // subnormals to 0), with the special values.
+        for &n in SIZES {
+            let x = tensor(n, 7 + n as u64, -110.0, 95.0, true);
+            let want = exp::redispatch(NAIVE, &x).unwrap().to_vec();
+            let got = run(&x).unwrap().to_vec();
+            for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                let input = x.to_vec()[i];
+                assert!(
+                    ulps(g, w) <= 1,
+                    "exp {name}: exp({input:e}) = {g:e}, naive {w:e}"
+                );
+                mismatches += usize::from(!same(g, w));
+                total += 1;
+                // Rounded once from an f64 exp: what the f64 path computes.
+                let rounded = f64::from(input).exp() as f32;
+                assert!(
+                    same(g, rounded),
+                    "exp {name}: exp({input:e}) = {g:e}, f64 exp rounded once {rounded:e}"
+                );
+            }
+        }
+        // Exactly the naive value almost always: the f64 path rounds once (measured: 55 of 105 605
+        // differ, each where the C library's expf is the one off by an ulp).
+        assert!(
+            mismatches * 1000 <= total,
+            "exp {name}: {mismatches} of {total} differ"
+        );
+        let specials = [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            0.0,
+            88.8,
+            -104.0,
+        ];
+        let got = run(&Tensor::vector(&specials)).unwrap().to_vec();
+        assert!(got[0].is_nan());
+        assert_eq!(
+            &got[1..],
+            &[f32::INFINITY, 0.0, 1.0, 1.0, f32::INFINITY, 0.0]
+        );
+    }
+}
+
+#[test]
+fn sum_and_mean_are_within_tolerance_of_naive() {
+    let ops: [(&str, NaiveUnary, Unary); 2] = [
+        ("sum", sum::redispatch, try_sum),
+        ("mean", mean::redispatch, try_mean),
+    ];
+    for (op, naive, dispatched) in ops {
+        for (name, run) in unary_runs(op, dispatched) {
+            for &n in SIZES.iter().chain(&[1 << 20]) {
+                // Mixed signs (cancellation) and one sign (a large total).
+                for (lo, hi) in [(-1.0, 1.0), (0.0, 1000.0)] {
+                    let values = data(n, n as u64 + 3, lo, hi, false);
+                    let x = Tensor::vector(&values);
+                    let want = naive(NAIVE, &x).unwrap().to_vec()[0];
+                    let got = run(&x).unwrap();
+                    assert_eq!(got.shape(), &[] as &[usize]);
+                    let scale = if op == "mean" { n.max(1) as f32 } else { 1.0 };
+                    assert_sum_close(
+                        &format!("{op} {name} n={n}"),
+                        &values,
+                        got.to_vec()[0] * scale,
+                        want * scale,
+                    );
+                }
+            }
+            let cases: [&[f32]; 7] = [
+                &[],
+                &[-0.0],
+                &[1.0, f32::NAN, 2.0],
+                &[f32::INFINITY, 1.0],
+                &[f32::INFINITY, f32::NEG_INFINITY],
+                &[f32::MAX; 40],
+                &[f32::MIN; 33],
+            ];
+            for values in cases {
+                let x = Tensor::vector(values);
+                let want = naive(NAIVE, &x).unwrap().to_vec()[0];
+                let got = run(&x).unwrap().to_vec()[0];
+                assert!(same(got, want), "{op} {name} {values:?}: {got} vs {want}");
+            }
+        }
+    }
+}
+
+#[test]
+fn matmul_is_within_tolerance_of_naive() {
+    for (name, run) in binary_runs("matmul", try_matmul) {
+        for (m, k, n) in [
+            (0, 3, 4),
+            (3, 0, 4),
+            (1, 1, 1),
+            (2, 3, 5),
+            (7, 9, 8),
+            (8, 8, 8),
+            (17, 33, 15),
+            (64, 64, 64),
+            (100, 37, 129),
+        ] {
+            let a = data(m * k, 11, -1.0, 1.0, false);
+            let b = data(k * n, 12, -1.0, 1.0, false);
+            let x = Tensor::from_slice(&a, &[m, k]).unwrap();
+            let y = Tensor::from_slice(&b, &[k, n]).unwrap();
+            let want = matmul::redispatch(NAIVE, &x, &y).unwrap().to_vec();
+            let got = run(&x, &y).unwrap();
+            assert_eq!(got.shape(), &[m, n]);
+            for (index, (&g, &w)) in got.to_vec().iter().zip(&want).enumerate() {
+                let (i, j) = (index / n, index % n);
+                let magnitude: f32 = (0..k).map(|p| (a[i * k + p] * b[p * n + j]).abs()).sum();
+                let tolerance = k as f32 * f32::EPSILON * magnitude + f32::MIN_POSITIVE;
+                assert!(
+                    (g - w).abs() <= tolerance,
+                    "matmul {name} {m}x{k}x{n} [{i},{j}]: {g} vs {w}"
+                );
+            }
+        }
+        let error = run(&Tensor::vector(&[1.0]), &Tensor::vector(&[1.0]))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("expected [m, k] and [k, n]"), "{error}");
+    }
+}

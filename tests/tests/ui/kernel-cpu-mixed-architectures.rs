@@ -1,0 +1,9 @@
+use switchyard::ops::neg;
+use switchyard::{Tensor, kernel};
+
+#[kernel(op = "neg", key = CpuSimd, cpu = "avx2,neon")]
+fn neg_simd(x: &Tensor) -> Tensor {
+    x.clone()
+}
+
+fn main() {}
