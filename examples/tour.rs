@@ -48,7 +48,9 @@ fn main() {
         "{}",
         find_op("mul").expect("mul is a standard op").table_dump()
     );
-    println!("(no SIMD kernel is linked yet, so CpuSimd falls through to CpuNaive)");
+    println!(
+        "(CpuSimd holds the best variant this CPU runs; ops without one fall through to CpuNaive)"
+    );
 
     section("a guard changes what runs: exclude(CpuSimd) forces the naive backend");
     {
