@@ -298,10 +298,16 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     ) -> Result<F, DispatchError> {
         let (index, kernel) = self.choose(table, keys, arg_keys)?;
         if runtime::trace_enabled() {
-            let origin = index.map_or(SlotOrigin::Composite, |i| table.origins[i]);
-            trace_log::dispatch(self.info.name, keys, index, origin);
+            self.log_dispatch(table, keys, index);
         }
         Ok(kernel)
+    }
+
+    /// One `SWITCHYARD_TRACE` line: what `keys` selected in `table`.
+    #[cold]
+    fn log_dispatch(&'static self, table: &Table<F>, keys: DispatchKeySet, index: Option<usize>) {
+        let origin = index.map_or(SlotOrigin::Composite, |i| table.origins[i]);
+        trace_log::dispatch(self.info.name, keys, index, origin);
     }
 
     /// The slot index (`None`: the no-keys slot) and kernel for `keys`.
@@ -555,9 +561,8 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         let boxing = self.boxing()?;
         let table = self.current();
         let (index, kernel) = self.choose(&table, keys, arg_keys)?;
-        let origin = index.map_or(SlotOrigin::Composite, |i| table.origins[i]);
         if runtime::trace_enabled() {
-            trace_log::dispatch(self.info.name, keys, index, origin);
+            self.log_dispatch(&table, keys, index);
         }
         let _depth = trace_log::enter();
         match index.and_then(|i| table.boxed[i]) {

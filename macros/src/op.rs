@@ -374,6 +374,8 @@ fn boxing(
     let arity = params.len();
     let values: Vec<Ident> = (0..arity).map(|i| format_ident!("__value{}", i)).collect();
     let holders: Vec<Ident> = (0..arity).map(|i| format_ident!("__holder{}", i)).collect();
+    // Arguments come off the stack last first.
+    let values_rev: Vec<&Ident> = values.iter().rev().collect();
     let unbox_holders = params
         .iter()
         .zip(&values)
@@ -413,7 +415,8 @@ fn boxing(
             __keys: #private::DispatchKeySet,
             __stack: &mut #private::Stack,
         ) -> ::core::result::Result<(), #private::DispatchError> {
-            let [#(#values),*] = __stack.pop_args::<#arity>(__OP.info().name, __OP.info().schema)?;
+            __stack.check_args(#arity, __OP.info().name, __OP.info().schema)?;
+            #(let #values_rev = __stack.pop_arg();)*
             #(#unbox_holders)*
             #(#unbox_args)*
             let __result = __kernel(__keys, #(#names),*)?;

@@ -70,27 +70,32 @@ impl Stack {
         self.values.clear();
     }
 
-    /// Pops the top `N` values, bottom first: an op's arguments. Fewer than `N` values is the
-    /// op's arity error.
-    pub fn pop_args<const N: usize>(
-        &mut self,
+    /// Checks that the stack holds at least an op's `arity` arguments; fewer is the op's arity
+    /// error. Then [`Stack::pop_arg`] takes them, last first.
+    pub fn check_args(
+        &self,
+        arity: usize,
         op: &'static str,
         schema: &'static str,
-    ) -> Result<[Value; N], DispatchError> {
-        let len = self.values.len();
-        if len < N {
+    ) -> Result<(), DispatchError> {
+        if self.values.len() < arity {
             return Err(DispatchError::new(ErrorKind::BoxedArity {
                 op,
                 schema,
-                expected: N,
-                found: len,
+                expected: arity,
+                found: self.values.len(),
             }));
         }
-        let mut args = std::array::from_fn(|_| Value::None);
-        for arg in args.iter_mut().rev() {
-            *arg = self.values.pop().unwrap_or(Value::None);
+        Ok(())
+    }
+
+    /// Pops one argument checked by [`Stack::check_args`] (`Value::None` if there is none).
+    #[inline]
+    pub fn pop_arg(&mut self) -> Value {
+        match self.values.pop() {
+            Some(value) => value,
+            None => Value::None,
         }
-        Ok(args)
     }
 
     /// Pops the result a kernel pushed.
