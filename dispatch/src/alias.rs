@@ -24,13 +24,6 @@ pub enum AliasKey {
 }
 
 impl AliasKey {
-    /// Every alias, in the order the table build consults them.
-    pub const ALL: [AliasKey; 3] = [
-        AliasKey::CompositeExplicit,
-        AliasKey::CompositeImplicit,
-        AliasKey::Autograd,
-    ];
-
     /// The alias's name as written in `key = …`.
     pub const fn name(self) -> &'static str {
         match self {

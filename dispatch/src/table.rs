@@ -476,13 +476,19 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
 
     /// Installs the table that the live registrations call for; under the global lock.
     fn refresh(&'static self, global: &Global) {
+        self.install(&locked(&self.runtime), global, None);
+    }
+
+    /// Installs the table that `op`'s and `global`'s registrations call for; `computed` is that
+    /// table when the caller has already computed it. Under the global lock and the op's.
+    fn install(&'static self, op: &RuntimeOp<F>, global: &Global, computed: Option<Table<F>>) {
         let Some(base) = self.base.get() else {
             return; // built later, from the live set
         };
-        let op = locked(&self.runtime);
         let is_live =
             !op.kernels.is_empty() || !op.fallthrough.is_empty() || !global.fallbacks.is_empty();
-        let live = is_live.then(|| Arc::new(self.compute(Some((&op, global)))));
+        let live =
+            is_live.then(|| Arc::new(computed.unwrap_or_else(|| self.compute(Some((op, global))))));
         let fast_mask = if is_live || runtime::trace_enabled() {
             0
         } else {
@@ -524,19 +530,18 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     ) -> Result<Registration, DispatchError> {
         let mut global = runtime::lock();
         let id = global.next_id();
+        let mut op = locked(&self.runtime);
+        push(&mut op, id);
+        let table = self.compute(Some((&op, &global)));
+        if let Some(error) = &table.error
+            && matches!(error.kind(), ErrorKind::DuplicateKernel { .. })
         {
-            let mut op = locked(&self.runtime);
-            push(&mut op, id);
-            if let Some(error) = self.compute(Some((&op, &global))).error
-                && matches!(error.kind(), ErrorKind::DuplicateKernel { .. })
-            {
-                op.kernels.retain(|(i, _)| *i != id);
-                op.fallthrough.retain(|(i, ..)| *i != id);
-                return Err(error);
-            }
+            op.kernels.retain(|(i, _)| *i != id);
+            op.fallthrough.retain(|(i, ..)| *i != id);
+            return Err(error.clone());
         }
         self.base.get_or_init(|| self.compute(None));
-        self.refresh(&global);
+        self.install(&op, &global, Some(table));
         Ok(Registration::op(id, self))
     }
 
