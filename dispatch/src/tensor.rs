@@ -40,6 +40,15 @@ struct TensorInner {
     storage: Storage,
 }
 
+/// A large CPU buffer goes back to the pool for reuse when the last handle drops.
+impl Drop for TensorInner {
+    fn drop(&mut self) {
+        if let Storage::Cpu(data) = &mut self.storage {
+            crate::buffer_pool::recycle(std::mem::take(data));
+        }
+    }
+}
+
 /// An n-dimensional array of `f32`, cheap to clone (the data is shared).
 ///
 /// A tensor is one pointer wide. That makes `Result<Tensor, DispatchError>` a (tag, pointer)

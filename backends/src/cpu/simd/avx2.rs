@@ -64,7 +64,7 @@ macro_rules! binary {
             same_shape($op, x, y)?;
             let (xs, ys) = (host($op, x)?, host($op, y)?);
             let ((xc, xt), (yc, yt)) = (xs.as_chunks::<LANES>(), ys.as_chunks::<LANES>());
-            let mut out = Vec::with_capacity(xs.len());
+            let mut out = switchyard::cpu_buffer(xs.len());
             let (oc, ot) = out.spare_capacity_mut()[..xs.len()].as_chunks_mut::<LANES>();
             for ((o, a), b) in oc.iter_mut().zip(xc).zip(yc) {
                 store_new(o, $vector(load(a), load(b)));
@@ -95,7 +95,7 @@ macro_rules! unary {
         pub fn $name(x: &Tensor) -> Result<Tensor> {
             let xs = host($op, x)?;
             let (xc, xt) = xs.as_chunks::<LANES>();
-            let mut out = Vec::with_capacity(xs.len());
+            let mut out = switchyard::cpu_buffer(xs.len());
             let (oc, ot) = out.spare_capacity_mut()[..xs.len()].as_chunks_mut::<LANES>();
             for (o, a) in oc.iter_mut().zip(xc) {
                 store_new(o, $vector(load(a)));
