@@ -58,13 +58,6 @@ pub enum FallbackKind {
     Boxed(BoxedKernel),
 }
 
-impl FallbackKind {
-    /// Whether this is a fallthrough.
-    pub fn is_fallthrough(&self) -> bool {
-        matches!(self, FallbackKind::Fallthrough)
-    }
-}
-
 /// One fallback: a behaviour for every op at one key.
 #[derive(Clone, Copy, Debug)]
 pub struct FallbackRegistration {

@@ -644,15 +644,7 @@ impl<F: Copy + Send + Sync + 'static> ErasedOp for OpTable<F> {
     }
 
     fn call_boxed(&'static self, stack: &mut Stack) -> Result<(), DispatchError> {
-        let arity = self.info.arity;
-        if stack.len() != arity {
-            return Err(DispatchError::new(ErrorKind::BoxedArity {
-                op: self.info.name,
-                schema: self.info.schema,
-                expected: arity,
-                found: stack.len(),
-            }));
-        }
+        stack.check_exact_args(self.info.arity, self.info.name, self.info.schema)?;
         let arg_keys = stack
             .values()
             .iter()

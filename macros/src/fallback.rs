@@ -30,15 +30,11 @@ fn key(args: &mut Args, private: &TokenStream, errors: &mut Errors) -> Option<To
 }
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let mut errors = Errors::new();
-    let function: ItemFn = match syn::parse2(item.clone()) {
+    let function = match sig::parse_fn(item) {
         Ok(function) => function,
-        Err(error) => {
-            errors.push(error);
-            let compile_errors = errors.finish();
-            return quote!(#compile_errors #item);
-        }
+        Err(tokens) => return tokens,
     };
+    let mut errors = Errors::new();
     let mut args = Args::parse(attr, "fallback", ALLOWED, &mut errors);
     let krate = args::crate_path(&mut args, &mut errors);
     let private = quote!(#krate::__private_v1);

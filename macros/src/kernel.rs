@@ -82,15 +82,11 @@ fn parse_attr(attr: TokenStream, errors: &mut Errors) -> KernelAttr {
 // ---- expand ----
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let mut errors = Errors::new();
-    let function: ItemFn = match syn::parse2(item.clone()) {
+    let function = match sig::parse_fn(item) {
         Ok(function) => function,
-        Err(error) => {
-            errors.push(error);
-            let compile_errors = errors.finish();
-            return quote!(#compile_errors #item);
-        }
+        Err(tokens) => return tokens,
     };
+    let mut errors = Errors::new();
     let attr = parse_attr(attr, &mut errors);
     sig::check_common(&function.sig, "a `#[kernel]`", &mut errors);
     cpu::check_target_features(&function, attr.cpu.as_ref(), &mut errors);

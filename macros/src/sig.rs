@@ -5,7 +5,7 @@
 
 use proc_macro2::{TokenStream, TokenTree};
 use quote::{ToTokens, quote_spanned};
-use syn::{FnArg, ReturnType, Signature, Type};
+use syn::{FnArg, ItemFn, ReturnType, Signature, Type};
 
 use crate::ctxt::Errors;
 
@@ -160,4 +160,13 @@ pub fn spanned_reference(sig: &Signature, target: &syn::Ident) -> TokenStream {
     let mut ident = target.clone();
     ident.set_span(last);
     quote_spanned!(first=> *&#ident)
+}
+
+/// The attribute's item as a function; on failure, the parse error followed by the item as
+/// written, so that nothing else is reported about it.
+pub fn parse_fn(item: TokenStream) -> Result<ItemFn, TokenStream> {
+    syn::parse2(item.clone()).map_err(|error| {
+        let compile_error = error.to_compile_error();
+        quote::quote!(#compile_error #item)
+    })
 }

@@ -79,14 +79,33 @@ impl Stack {
         schema: &'static str,
     ) -> Result<(), DispatchError> {
         if self.values.len() < arity {
-            return Err(DispatchError::new(ErrorKind::BoxedArity {
-                op,
-                schema,
-                expected: arity,
-                found: self.values.len(),
-            }));
+            return Err(self.arity_error(arity, op, schema));
         }
         Ok(())
+    }
+
+    /// Checks that the stack holds exactly an op's `arity` arguments: what a top-level boxed
+    /// call must pass.
+    pub(crate) fn check_exact_args(
+        &self,
+        arity: usize,
+        op: &'static str,
+        schema: &'static str,
+    ) -> Result<(), DispatchError> {
+        if self.values.len() != arity {
+            return Err(self.arity_error(arity, op, schema));
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn arity_error(&self, arity: usize, op: &'static str, schema: &'static str) -> DispatchError {
+        DispatchError::new(ErrorKind::BoxedArity {
+            op,
+            schema,
+            expected: arity,
+            found: self.values.len(),
+        })
     }
 
     /// Pops one argument checked by [`Stack::check_args`] (`Value::None` if there is none).

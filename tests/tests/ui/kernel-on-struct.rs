@@ -1,0 +1,6 @@
+use switchyard::kernel;
+
+#[kernel(op = "mul", key = CpuNaive)]
+struct NotAFunction;
+
+fn main() {}
