@@ -75,6 +75,14 @@ impl KernelKey {
         }
     }
 
+    /// Whether this is one of the library's own keys (see [`DispatchKey::is_builtin`]).
+    pub const fn is_builtin(self) -> bool {
+        match self {
+            KernelKey::Key(key) => key.is_builtin(),
+            KernelKey::Alias(_) => false,
+        }
+    }
+
     /// The runtime key, if this is not an alias.
     pub const fn runtime(self) -> Option<DispatchKey> {
         match self {

@@ -31,7 +31,7 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use crate::key::DispatchKey;
-use crate::registry::{KernelMeta, KernelRegistration};
+use crate::registry::KernelMeta;
 
 bitflags::bitflags! {
     /// CPU features a kernel variant needs (`cpu = "avx2,fma"`), by the names `#[target_feature]`
@@ -440,22 +440,6 @@ impl fmt::Display for CpuPolicy {
             None => write!(f, "{CAPABILITY_VAR} unset)"),
         }
     }
-}
-
-/// The registrations a table installs: for each key, the best admissible variant (`sorted` is
-/// sorted by key, so a key's variants are adjacent). A key none of whose variants may run here is
-/// left out, as if nothing were registered there.
-pub(crate) fn installable<F: Copy>(
-    sorted: &[KernelRegistration<F>],
-    policy: &CpuPolicy,
-) -> Vec<KernelRegistration<F>> {
-    sorted
-        .chunk_by(|a, b| a.key == b.key)
-        .filter_map(|same_key| {
-            let needs: Vec<CpuFeatures> = same_key.iter().map(|r| r.meta.cpu).collect();
-            policy.choose(&needs).map(|i| same_key[i])
-        })
-        .collect()
 }
 
 /// For the table dump: each variant registered at `key` with its verdict, when the key has

@@ -275,12 +275,24 @@ impl fmt::Display for DispatchError {
                 key,
                 first,
                 second,
-            } => write!(
-                f,
-                "op `{op}`: two kernels registered for dispatch key `{key}`: `{}` at {} and `{}` at {}; \
-                 remove one (each (op, key, CPU variant) takes exactly one kernel)",
-                first.0, first.1, second.0, second.1
-            ),
+            } => {
+                write!(
+                    f,
+                    "op `{op}`: two kernels registered for dispatch key `{key}`: `{}` at {} and `{}` \
+                     at {}; ",
+                    first.0, first.1, second.0, second.1
+                )?;
+                if first.1.crate_name() != second.1.crate_name() {
+                    f.write_str(
+                        "they come from different crates (the CPU variants of one key come from one \
+                         crate), so one would silently lose. ",
+                    )?;
+                }
+                f.write_str(
+                    "Remove one, or declare the one that should win with `overrides` \
+                     (`#[kernel(…, overrides)]`, or `op::register_override` at run time)",
+                )
+            }
             ErrorKind::DuplicateOp { op, first, second } => write!(
                 f,
                 "two ops are named `{op}`: one declared at {first}, one at {second}; op names must \

@@ -8,7 +8,7 @@ use crate::cpu::{CpuPolicy, variant_notes};
 use crate::error::{DispatchError, ErrorKind, Location};
 use crate::key::{DispatchKey, DispatchKeySet};
 use crate::registry::{FallbackKind, KernelMeta, SWITCHYARD_OPS as OPS};
-use crate::resolve::SlotOrigin;
+use crate::resolve::{Conflict, SlotOrigin, fallback_conflicts};
 use crate::runtime::{self, Registration};
 use crate::table::ErasedOp;
 
@@ -87,6 +87,13 @@ impl OpHandle {
         self.op.redispatch_boxed(keys, stack)
     }
 
+    /// Every conflict among the op's own registrations (two kernels at one (op, key, CPU
+    /// variant), CPU variants of one key from two crates, two overrides). Calls that reach a
+    /// conflicting slot fail naming both; other slots work. An error if two ops share the name.
+    pub fn conflicts(&self) -> Result<Vec<Conflict>, DispatchError> {
+        self.op.conflicts()
+    }
+
     /// Makes this op skip `key` (a per-op fallthrough) until the returned guard drops. An op
     /// with a kernel of its own at `key` refuses, naming both registrations.
     #[track_caller]
@@ -112,8 +119,26 @@ impl OpHandle {
                 let registrations = self.registrations();
                 for (key, origin) in slots {
                     let _ = writeln!(out, "  {:<20} {origin}", key.name());
-                    for (meta, verdict) in variant_notes(&registrations, key, CpuPolicy::current())
-                    {
+                    let at_key = registrations.iter().filter(|(k, _)| *k == key);
+                    // With a declared override, the others at the key are listed as replaced.
+                    let overriding = at_key.clone().any(|(_, meta)| meta.overrides);
+                    let (family, replaced): (Vec<(KernelKey, KernelMeta)>, Vec<_>) =
+                        at_key.partition(|(_, meta)| meta.overrides == overriding);
+                    for (_, meta) in replaced.iter() {
+                        let _ = writeln!(
+                            out,
+                            "  {:<20}   overridden: {} at {}{}",
+                            "",
+                            meta.name,
+                            meta.location,
+                            if meta.cpu.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" (cpu: {})", meta.cpu)
+                            }
+                        );
+                    }
+                    for (meta, verdict) in variant_notes(&family, key, CpuPolicy::current()) {
                         let _ = writeln!(
                             out,
                             "  {:<20}   variant {} (cpu: {}): {verdict}",
@@ -241,9 +266,10 @@ pub fn dump() -> String {
             } else {
                 format!(" (cpu: {})", meta.cpu)
             };
+            let overrides = if meta.overrides { " (overrides)" } else { "" };
             let _ = writeln!(
                 out,
-                "  {:<20} {}{cpu} from {} at {}",
+                "  {:<20} {}{cpu}{overrides} from {} at {}",
                 key.name(),
                 meta.name,
                 meta.location.crate_name(),
@@ -258,5 +284,42 @@ pub fn dump() -> String {
             );
         }
     }
+    write_conflicts(&mut out, &ops, &fallbacks);
     out
+}
+
+/// The `conflicts:` section of `dump()`: every pair of registrations that claims one slot, and
+/// ops that share a name. Calls that reach them fail; nothing else does.
+fn write_conflicts(
+    out: &mut String,
+    ops: &[OpHandle],
+    fallbacks: &[crate::registry::FallbackRegistration],
+) {
+    let mut lines = Vec::new();
+    for conflict in fallback_conflicts(fallbacks) {
+        lines.push(format!("every op: {conflict}"));
+    }
+    for op in ops {
+        match op.conflicts() {
+            Ok(conflicts) => {
+                for conflict in conflicts {
+                    lines.push(format!("{}: {conflict}", op.name()));
+                }
+            }
+            Err(error) => lines.push(format!("{}: {error}", op.name())),
+        }
+    }
+    lines.dedup();
+    if lines.is_empty() {
+        out.push_str("conflicts: none\n");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "conflicts: {} (calls that reach them fail, naming both; nothing else does)",
+        lines.len()
+    );
+    for line in lines {
+        let _ = writeln!(out, "  {line}");
+    }
 }

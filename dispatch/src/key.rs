@@ -9,8 +9,14 @@ use std::fmt;
 /// One dispatch key. The discriminant is the key's bit in a [`DispatchKeySet`] and its slot in
 /// every op's table; a higher value is a higher priority.
 ///
-/// From high to low: modes (`Profiler`, `Tracing`), per-backend autograd keys, downstream
-/// functionality slots (`Custom1..4`), backends (`Wgpu`, `PrivateUse1..3`, `CpuSimd`, `CpuNaive`).
+/// From high to low: the library's own keys (`BuiltinProfile`, `BuiltinTrace`: what
+/// [`profile`](crate::profile) and [`trace`](crate::trace) use; not for users), user modes
+/// (`Profiler`, `Tracing`, `Mode1..3`), per-backend autograd keys, downstream functionality slots
+/// (`Custom1..4`), backends (`Wgpu`, `PrivateUse1..3`, `CpuSimd`, `CpuNaive`).
+///
+/// Every key but the two `Builtin…` ones is the users' to register at: the library occupies none
+/// of them (the CPU backend's kernels and the `CpuSimd` fallthrough aside, which users may
+/// override deliberately, see `#[kernel(overrides)]`).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 #[repr(u8)]
 pub enum DispatchKey {
@@ -45,14 +51,28 @@ pub enum DispatchKey {
     AutogradPrivateUse1 = 13,
     /// Autograd for wgpu tensors.
     AutogradWgpu = 14,
-    /// Tracing mode: records the ops that run.
-    Tracing = 15,
-    /// Profiler mode: times the ops that run.
-    Profiler = 16,
+    /// A mode slot for users, above autograd (lowest of the three).
+    Mode3 = 15,
+    /// A mode slot for users, above autograd.
+    Mode2 = 16,
+    /// A mode slot for users, above autograd (highest of the three).
+    Mode1 = 17,
+    /// A mode key for users: e.g. `#[fallback(key = Tracing)]` recording every call. The library's
+    /// own [`trace`](crate::trace) uses [`DispatchKey::BuiltinTrace`], not this key.
+    Tracing = 18,
+    /// A mode key for users: e.g. a fallback timing every call. The library's own
+    /// [`profile`](crate::profile) uses [`DispatchKey::BuiltinProfile`], not this key.
+    Profiler = 19,
+    /// The library's own: what [`trace`](crate::trace) records through. Users cannot register at
+    /// it (a compile error in the macros, an error at run time).
+    BuiltinTrace = 20,
+    /// The library's own: what [`profile`](crate::profile) times through. Users cannot register
+    /// at it.
+    BuiltinProfile = 21,
 }
 
 /// Number of runtime keys; every op table has one slot per key (rounded up to 64, see `table.rs`).
-pub const NUM_KEYS: usize = 17;
+pub const NUM_KEYS: usize = 22;
 
 /// The group a key belongs to; groups are contiguous bit ranges, ordered by priority.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -63,15 +83,22 @@ pub enum KeyGroup {
     Custom,
     /// Per-backend autograd keys.
     Autograd,
-    /// Thread-local modes.
+    /// Thread-local modes for users: `Profiler`, `Tracing`, `Mode1..3`.
     Mode,
+    /// The library's own modes: `BuiltinProfile`, `BuiltinTrace`. Not for users.
+    Builtin,
 }
 
 impl DispatchKey {
     /// Every key, from the highest priority to the lowest.
     pub const ALL: [DispatchKey; NUM_KEYS] = [
+        DispatchKey::BuiltinProfile,
+        DispatchKey::BuiltinTrace,
         DispatchKey::Profiler,
         DispatchKey::Tracing,
+        DispatchKey::Mode1,
+        DispatchKey::Mode2,
+        DispatchKey::Mode3,
         DispatchKey::AutogradWgpu,
         DispatchKey::AutogradPrivateUse1,
         DispatchKey::AutogradPrivateUse2,
@@ -123,8 +150,13 @@ impl DispatchKey {
             DispatchKey::AutogradPrivateUse2 => "AutogradPrivateUse2",
             DispatchKey::AutogradPrivateUse1 => "AutogradPrivateUse1",
             DispatchKey::AutogradWgpu => "AutogradWgpu",
+            DispatchKey::Mode3 => "Mode3",
+            DispatchKey::Mode2 => "Mode2",
+            DispatchKey::Mode1 => "Mode1",
             DispatchKey::Tracing => "Tracing",
             DispatchKey::Profiler => "Profiler",
+            DispatchKey::BuiltinTrace => "BuiltinTrace",
+            DispatchKey::BuiltinProfile => "BuiltinProfile",
         }
     }
 
@@ -146,8 +178,19 @@ impl DispatchKey {
             | DispatchKey::AutogradPrivateUse2
             | DispatchKey::AutogradPrivateUse1
             | DispatchKey::AutogradWgpu => KeyGroup::Autograd,
-            DispatchKey::Tracing | DispatchKey::Profiler => KeyGroup::Mode,
+            DispatchKey::Mode3
+            | DispatchKey::Mode2
+            | DispatchKey::Mode1
+            | DispatchKey::Tracing
+            | DispatchKey::Profiler => KeyGroup::Mode,
+            DispatchKey::BuiltinTrace | DispatchKey::BuiltinProfile => KeyGroup::Builtin,
         }
+    }
+
+    /// Whether this key is the library's own (what `trace()` and `profile()` use): users cannot
+    /// register kernels, fallbacks or fallthroughs at it.
+    pub const fn is_builtin(self) -> bool {
+        matches!(self.group(), KeyGroup::Builtin)
     }
 
     /// Whether this key names where a tensor lives.
@@ -205,10 +248,20 @@ bitflags::bitflags! {
         const AUTOGRAD_PRIVATE_USE1 = 1 << DispatchKey::AutogradPrivateUse1.index();
         /// See [`DispatchKey::AutogradWgpu`].
         const AUTOGRAD_WGPU = 1 << DispatchKey::AutogradWgpu.index();
+        /// See [`DispatchKey::Mode3`].
+        const MODE3 = 1 << DispatchKey::Mode3.index();
+        /// See [`DispatchKey::Mode2`].
+        const MODE2 = 1 << DispatchKey::Mode2.index();
+        /// See [`DispatchKey::Mode1`].
+        const MODE1 = 1 << DispatchKey::Mode1.index();
         /// See [`DispatchKey::Tracing`].
         const TRACING = 1 << DispatchKey::Tracing.index();
         /// See [`DispatchKey::Profiler`].
         const PROFILER = 1 << DispatchKey::Profiler.index();
+        /// See [`DispatchKey::BuiltinTrace`].
+        const BUILTIN_TRACE = 1 << DispatchKey::BuiltinTrace.index();
+        /// See [`DispatchKey::BuiltinProfile`].
+        const BUILTIN_PROFILE = 1 << DispatchKey::BuiltinProfile.index();
     }
 }
 
@@ -229,8 +282,15 @@ impl DispatchKeySet {
         .union(DispatchKeySet::AUTOGRAD_PRIVATE_USE2)
         .union(DispatchKeySet::AUTOGRAD_PRIVATE_USE1)
         .union(DispatchKeySet::AUTOGRAD_WGPU);
-    /// The thread-local mode keys.
-    pub const MODES: DispatchKeySet = DispatchKeySet::TRACING.union(DispatchKeySet::PROFILER);
+    /// The mode keys offered to users (thread-local modes above autograd).
+    pub const MODES: DispatchKeySet = DispatchKeySet::TRACING
+        .union(DispatchKeySet::PROFILER)
+        .union(DispatchKeySet::MODE1)
+        .union(DispatchKeySet::MODE2)
+        .union(DispatchKeySet::MODE3);
+    /// The library's own keys, used by `trace()` and `profile()`; not for users.
+    pub const BUILTIN: DispatchKeySet =
+        DispatchKeySet::BUILTIN_TRACE.union(DispatchKeySet::BUILTIN_PROFILE);
 
     /// The set holding exactly `keys`.
     pub const fn of(keys: &[DispatchKey]) -> DispatchKeySet {
@@ -338,6 +398,7 @@ mod tests {
             KeyGroup::Custom => 1,
             KeyGroup::Autograd => 2,
             KeyGroup::Mode => 3,
+            KeyGroup::Builtin => 4,
         };
         for pair in DispatchKey::ALL.windows(2) {
             assert!(rank(pair[0]) >= rank(pair[1]));

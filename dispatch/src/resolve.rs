@@ -2,7 +2,13 @@
 //! every runtime (de)registration; never on the call path.
 //!
 //! **Invariant:** the result depends only on the *set* of registrations: they are sorted by an
-//! explicit key (key, location, name) before use, and duplicates are errors, never overrides.
+//! explicit key (key, location, name) before use.
+//!
+//! **Invariant: conflicts fail locally.** Two registrations for one slot (two kernels at one (op,
+//! key, CPU variant), CPU variants of one key from two crates, two overrides, two fallbacks at one
+//! key) resolve that slot to [`SlotOrigin::Conflict`]: calls that reach it fail naming both, and
+//! every other slot and op resolves as if the conflict were not there. A declared override
+//! (`overrides`) replaces the other registrations at its key and is no conflict.
 
 use std::fmt;
 
@@ -32,21 +38,75 @@ pub enum SlotOrigin {
     /// A boxed fallback is registered for this key, but the op is `#[op(unboxed)]`: calling it is
     /// an error.
     FallbackUnboxed(KernelMeta),
+    /// Two registrations claim this slot: a call that lands here fails, naming both.
+    Conflict(Conflict),
     /// Skipped: the call continues with the next lower key.
     Fallthrough,
     /// Nothing: a call that lands here is an error.
     Missing,
 }
 
+/// Two registrations that claim one slot. Only calls that reach the slot fail.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Conflict {
+    /// The contested key: a runtime key or an alias.
+    pub key: KernelKey,
+    /// The two registrations, in sorted order.
+    pub first: KernelMeta,
+    /// See `first`.
+    pub second: KernelMeta,
+    /// Whether they are fallbacks (serving every op at `key`) rather than kernels of one op.
+    pub fallbacks: bool,
+}
+
+impl Conflict {
+    /// The error a call that reaches the slot gets.
+    pub(crate) fn error(&self, op: &'static str) -> DispatchError {
+        let sites = |meta: KernelMeta| (meta.name, meta.location);
+        match self.key.runtime().filter(|_| self.fallbacks) {
+            Some(key) => DispatchError::new(ErrorKind::DuplicateFallback {
+                key,
+                first: sites(self.first),
+                second: sites(self.second),
+            }),
+            None => DispatchError::new(ErrorKind::DuplicateKernel {
+                op,
+                key: self.key,
+                first: sites(self.first),
+                second: sites(self.second),
+            }),
+        }
+    }
+}
+
+impl fmt::Display for Conflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = if self.fallbacks {
+            "fallbacks"
+        } else {
+            "kernels"
+        };
+        write!(
+            f,
+            "[conflict] two {what} at `{}`: `{}` at {} and `{}` at {}",
+            self.key, self.first.name, self.first.location, self.second.name, self.second.location
+        )
+    }
+}
+
 impl fmt::Display for SlotOrigin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SlotOrigin::Kernel(meta) if !meta.cpu.is_empty() => write!(
-                f,
-                "[kernel] {} {} (cpu: {})",
-                meta.location, meta.name, meta.cpu
-            ),
-            SlotOrigin::Kernel(meta) => write!(f, "[kernel] {} {}", meta.location, meta.name),
+            SlotOrigin::Kernel(meta) => {
+                write!(f, "[kernel] {} {}", meta.location, meta.name)?;
+                if !meta.cpu.is_empty() {
+                    write!(f, " (cpu: {})", meta.cpu)?;
+                }
+                if meta.overrides {
+                    f.write_str(" (overrides)")?;
+                }
+                Ok(())
+            }
             SlotOrigin::CompositeExplicit(meta) => {
                 write!(f, "[composite explicit] {} {}", meta.location, meta.name)
             }
@@ -60,6 +120,7 @@ impl fmt::Display for SlotOrigin {
                 "missing (the fallback {} at {} cannot serve an unboxed op)",
                 meta.name, meta.location
             ),
+            SlotOrigin::Conflict(conflict) => conflict.fmt(f),
             SlotOrigin::Fallthrough => f.write_str("fallthrough"),
             SlotOrigin::Missing => f.write_str("missing"),
         }
@@ -89,68 +150,115 @@ pub(crate) struct Resolved<F> {
 /// The resolved table, before it is laid out for the hot path.
 pub(crate) struct Resolution<F> {
     pub slots: [Resolved<F>; NUM_KEYS],
-    /// What a call with no dispatch keys runs: only composite kernels fill it.
-    pub undefined: Option<F>,
+    /// What a call with no dispatch keys runs: only composite kernels fill it (or a conflict
+    /// between two of them).
+    pub undefined: Result<Option<F>, Conflict>,
+    /// Every conflict among this op's own registrations (fallback conflicts are global: see
+    /// [`fallback_conflicts`]).
+    pub conflicts: Vec<Conflict>,
 }
 
-/// Resolves every slot, or reports the duplicate that makes the op's table ambiguous.
-pub(crate) fn resolve<F: Copy>(
-    op: &'static str,
-    mut regs: Registrations<F>,
-) -> Result<Resolution<F>, DispatchError> {
-    regs.kernels
-        .sort_by_key(|r| (r.key, r.meta.cpu, r.meta.location, r.meta.name));
-    check_unique_kernels(op, &regs)?;
-    // CPU variants of one key: keep the best the CPU runs, or none (as if none were registered).
-    regs.kernels = crate::cpu::installable(&regs.kernels, CpuPolicy::current());
-    let fallbacks = fallbacks_by_key(&regs.fallbacks)?;
-    let find = |key: KernelKey| regs.kernels.iter().find(|r| r.key == key);
+/// What one registered key (runtime or alias) offers, after overrides and CPU variants.
+#[derive(Clone, Copy)]
+enum Candidate<F> {
+    Kernel(F, KernelMeta),
+    /// A per-op fallthrough.
+    Skip,
+    Conflict(Conflict),
+}
+
+/// One registration at a key, for the family rules: a kernel, or a per-op fallthrough.
+#[derive(Clone, Copy)]
+struct Entry<F> {
+    key: KernelKey,
+    kernel: Option<F>,
+    meta: KernelMeta,
+}
+
+/// Resolves every slot. Never fails: a conflict makes only its own slots fail.
+pub(crate) fn resolve<F: Copy>(regs: Registrations<F>) -> Resolution<F> {
+    let mut entries: Vec<Entry<F>> = regs
+        .kernels
+        .iter()
+        .map(|r| Entry {
+            key: r.key(),
+            kernel: Some(r.kernel()),
+            meta: r.meta(),
+        })
+        .chain(regs.fallthrough.iter().map(|(key, meta)| Entry {
+            key: KernelKey::Key(*key),
+            kernel: None,
+            meta: *meta,
+        }))
+        .collect();
+    entries.sort_by_key(|e| (e.key, e.meta.cpu, e.meta.location, e.meta.name));
+    let mut conflicts = Vec::new();
+    let candidates: Vec<(KernelKey, Candidate<F>)> = entries
+        .chunk_by(|a, b| a.key == b.key)
+        .filter_map(|at_key| {
+            let candidate = candidate(at_key, CpuPolicy::current())?;
+            if let Candidate::Conflict(conflict) = candidate {
+                conflicts.push(conflict);
+            }
+            Some((at_key[0].key, candidate))
+        })
+        .collect();
+    let fallbacks = fallbacks_by_key(&regs.fallbacks);
+    let find = |key: KernelKey| {
+        candidates
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, candidate)| *candidate)
+    };
     let explicit = find(AliasKey::CompositeExplicit.into());
     let implicit = find(AliasKey::CompositeImplicit.into());
     let autograd = find(AliasKey::Autograd.into());
-    let with_kernel: DispatchKeySet = regs
-        .kernels
+    let with_kernel: DispatchKeySet = candidates
         .iter()
-        .filter_map(|r| r.key.runtime())
+        .filter(|(_, c)| !matches!(c, Candidate::Skip))
+        .filter_map(|(key, _)| key.runtime())
         .collect();
 
     let slot = |key: DispatchKey| -> Resolved<F> {
-        let typed = |kernel: &KernelRegistration<F>, origin| Resolved {
-            kernel: Some(kernel.kernel),
-            boxed: None,
-            origin,
+        let typed = |candidate: Candidate<F>, origin: fn(KernelMeta) -> SlotOrigin| match candidate
+        {
+            Candidate::Kernel(kernel, meta) => Resolved {
+                kernel: Some(kernel),
+                boxed: None,
+                origin: origin(meta),
+            },
+            Candidate::Skip => skipped(SlotOrigin::Fallthrough),
+            Candidate::Conflict(conflict) => skipped(SlotOrigin::Conflict(conflict)),
         };
-        if let Some(kernel) = find(key.into()) {
-            return typed(kernel, SlotOrigin::Kernel(kernel.meta));
-        }
-        if regs.fallthrough.iter().any(|(k, _)| *k == key) {
-            return skipped(SlotOrigin::Fallthrough);
+        if let Some(candidate) = find(key.into()) {
+            return typed(candidate, SlotOrigin::Kernel);
         }
         let backend_fill = key.is_backend() && composite_fills(key, with_kernel);
-        if let Some(kernel) = explicit.filter(|_| backend_fill) {
-            return typed(kernel, SlotOrigin::CompositeExplicit(kernel.meta));
+        if let Some(candidate) = explicit.filter(|_| backend_fill) {
+            return typed(candidate, SlotOrigin::CompositeExplicit);
         }
         // Autograd flows through the decomposition only where the backend has no kernel of its
         // own (a `CompositeExplicit` kernel counts as one).
         let autograd_without_backend = !key.autograd_backends().is_empty()
             && !key.autograd_backends().intersects(with_kernel)
             && explicit.is_none();
-        if let Some(kernel) = implicit.filter(|_| backend_fill || autograd_without_backend) {
-            return typed(kernel, SlotOrigin::Composite);
+        if let Some(candidate) = implicit.filter(|_| backend_fill || autograd_without_backend) {
+            return typed(candidate, |_| SlotOrigin::Composite);
         }
-        if let Some(kernel) = autograd.filter(|_| DispatchKeySet::AUTOGRAD.has(key)) {
-            return typed(kernel, SlotOrigin::AutogradAlias(kernel.meta));
+        if let Some(candidate) = autograd.filter(|_| DispatchKeySet::AUTOGRAD.has(key)) {
+            return typed(candidate, SlotOrigin::AutogradAlias);
         }
         match fallbacks[key.index()] {
-            Some(FallbackRegistration {
+            Some(Err(conflict)) => skipped(SlotOrigin::Conflict(conflict)),
+            Some(Ok(FallbackRegistration {
                 kind: FallbackKind::Fallthrough,
                 ..
-            }) => skipped(SlotOrigin::Fallthrough),
-            Some(FallbackRegistration {
+            })) => skipped(SlotOrigin::Fallthrough),
+            Some(Ok(FallbackRegistration {
                 kind: FallbackKind::Boxed(boxed),
                 meta,
                 ..
-            }) => match regs.via_boxed {
+            })) => match regs.via_boxed {
                 Some(via_boxed) => Resolved {
                     kernel: Some(via_boxed),
                     boxed: Some(boxed),
@@ -166,10 +274,16 @@ pub(crate) fn resolve<F: Copy>(
     for key in DispatchKey::ALL {
         slots[key.index()] = slot(key);
     }
-    Ok(Resolution {
+    let undefined = match explicit.or(implicit) {
+        Some(Candidate::Kernel(kernel, _)) => Ok(Some(kernel)),
+        Some(Candidate::Conflict(conflict)) => Err(conflict),
+        Some(Candidate::Skip) | None => Ok(None),
+    };
+    Resolution {
         slots,
-        undefined: explicit.or(implicit).map(|r| r.kernel),
-    })
+        undefined,
+        conflicts,
+    }
 }
 
 fn skipped<F>(origin: SlotOrigin) -> Resolved<F> {
@@ -180,6 +294,52 @@ fn skipped<F>(origin: SlotOrigin) -> Resolved<F> {
     }
 }
 
+/// What the registrations at one key (sorted by CPU features, location, name) offer, or `None`
+/// when none of them can run on this CPU (then the key behaves as if nothing were registered).
+///
+/// - Declared overrides, if any, replace every other registration at the key.
+/// - The rest form one *family* of CPU variants, which must come from one crate: a kernel from
+///   another crate at a key that already has one would either never run or silently win, so it
+///   is a conflict until one of them declares `overrides`.
+/// - Within the family, one registration per CPU variant.
+/// - The best variant the CPU runs is chosen ([`CpuPolicy::choose`]).
+fn candidate<F: Copy>(at_key: &[Entry<F>], policy: &CpuPolicy) -> Option<Candidate<F>> {
+    let overrides: Vec<Entry<F>> = at_key
+        .iter()
+        .copied()
+        .filter(|e| e.meta.overrides)
+        .collect();
+    let family = if overrides.is_empty() {
+        at_key.to_vec()
+    } else {
+        overrides
+    };
+    let conflict = |a: &Entry<F>, b: &Entry<F>| {
+        Candidate::Conflict(Conflict {
+            key: a.key,
+            first: a.meta,
+            second: b.meta,
+            fallbacks: false,
+        })
+    };
+    if let Some(pair) = family.windows(2).find(|p| p[0].meta.cpu == p[1].meta.cpu) {
+        return Some(conflict(&pair[0], &pair[1]));
+    }
+    let first = &family[0];
+    if let Some(stranger) = family
+        .iter()
+        .find(|e| e.meta.location.crate_name() != first.meta.location.crate_name())
+    {
+        return Some(conflict(first, stranger));
+    }
+    let needs: Vec<_> = family.iter().map(|e| e.meta.cpu).collect();
+    let chosen = family[policy.choose(&needs)?];
+    Some(match chosen.kernel {
+        Some(kernel) => Candidate::Kernel(kernel, chosen.meta),
+        None => Candidate::Skip,
+    })
+}
+
 /// A composite serves a backend key that has no kernel — unless a lower key of the same device
 /// has one. The CPU is one device split into two keys: an op with only a naive kernel must fall
 /// through from `CpuSimd` to it rather than have the composite shadow it.
@@ -187,51 +347,32 @@ fn composite_fills(key: DispatchKey, with_kernel: DispatchKeySet) -> bool {
     Device::in_keys(key.set()).all(|device| !device.keys().below(key).intersects(with_kernel))
 }
 
-/// One kernel per (op, key, CPU variant); a per-op fallthrough counts as the key's registration.
-fn check_unique_kernels<F>(op: &'static str, regs: &Registrations<F>) -> Result<(), DispatchError> {
-    let mut entries: Vec<(KernelKey, KernelMeta)> = regs
-        .kernels
-        .iter()
-        .map(|r| (r.key, r.meta))
-        .chain(
-            regs.fallthrough
-                .iter()
-                .map(|(k, meta)| (KernelKey::Key(*k), *meta)),
-        )
-        .collect();
-    entries.sort_by_key(|(key, meta)| (*key, meta.cpu, meta.location, meta.name));
-    match entries
-        .windows(2)
-        .find(|pair| pair[0].0 == pair[1].0 && pair[0].1.cpu == pair[1].1.cpu)
-    {
-        Some(pair) => Err(DispatchError::new(ErrorKind::DuplicateKernel {
-            op,
-            key: pair[0].0,
-            first: (pair[0].1.name, pair[0].1.location),
-            second: (pair[1].1.name, pair[1].1.location),
-        })),
-        None => Ok(()),
-    }
-}
-
-/// The fallback of each key, or the error naming two fallbacks for one key.
+/// The fallback of each key, or the conflict between two fallbacks at it.
 pub(crate) fn fallbacks_by_key(
     fallbacks: &[FallbackRegistration],
-) -> Result<[Option<FallbackRegistration>; NUM_KEYS], DispatchError> {
+) -> [Option<Result<FallbackRegistration, Conflict>>; NUM_KEYS] {
     let mut sorted = fallbacks.to_vec();
     sorted.sort_by_key(|f| (f.key, f.meta.location, f.meta.name));
     let mut by_key = [None; NUM_KEYS];
-    for pair in sorted.windows(2) {
-        if pair[0].key == pair[1].key {
-            return Err(DispatchError::new(ErrorKind::DuplicateFallback {
-                key: pair[0].key,
-                first: (pair[0].meta.name, pair[0].meta.location),
-                second: (pair[1].meta.name, pair[1].meta.location),
-            }));
-        }
+    for same_key in sorted.chunk_by(|a, b| a.key == b.key) {
+        by_key[same_key[0].key.index()] = Some(match same_key {
+            [one] => Ok(*one),
+            [first, second, ..] => Err(Conflict {
+                key: KernelKey::Key(first.key),
+                first: first.meta,
+                second: second.meta,
+                fallbacks: true,
+            }),
+            [] => continue,
+        });
     }
-    for fallback in sorted {
-        by_key[fallback.key.index()] = Some(fallback);
-    }
-    Ok(by_key)
+    by_key
+}
+
+/// Every conflict between fallbacks: for `dump()` and runtime registration.
+pub(crate) fn fallback_conflicts(fallbacks: &[FallbackRegistration]) -> Vec<Conflict> {
+    fallbacks_by_key(fallbacks)
+        .into_iter()
+        .filter_map(|slot| slot?.err())
+        .collect()
 }

@@ -17,7 +17,7 @@ use crate::registry::{
     BoxedKernel, FallbackKind, FallbackRegistration, KernelMeta, SWITCHYARD_FALLBACKS,
     SWITCHYARD_OPS as OPS,
 };
-use crate::resolve::fallbacks_by_key;
+use crate::resolve::fallback_conflicts;
 use crate::table::ErasedOp;
 
 /// The runtime registrations that concern every op. Only reachable under [`lock`].
@@ -181,25 +181,38 @@ pub fn register_fallthrough(key: DispatchKey) -> Result<Registration, DispatchEr
     )
 }
 
+/// The error for a registration at one of the library's own keys.
+pub(crate) fn builtin_key_error(key: DispatchKey) -> DispatchError {
+    DispatchError::kernel(
+        "(registration)",
+        format!(
+            "`{key}` is the library's own key (`switchyard::trace` and `switchyard::profile` use \
+             it); register your mode at `Tracing`, `Profiler` or `Mode1`..`Mode3` instead"
+        ),
+    )
+}
+
 fn add_fallback(
     key: DispatchKey,
     name: &'static str,
     kind: FallbackKind,
     caller: &'static CallerLocation<'static>,
 ) -> Result<Registration, DispatchError> {
+    if key.is_builtin() {
+        return Err(builtin_key_error(key));
+    }
     let mut global = lock();
-    let registration = FallbackRegistration {
-        key,
-        kind,
-        meta: KernelMeta {
-            name,
-            location: caller_location(caller),
-            cpu: crate::cpu::CpuFeatures::empty(),
-        },
-    };
+    let meta = KernelMeta::new(name, caller_location(caller));
+    let registration = FallbackRegistration::new(key, kind, meta);
     let mut all = global.all_fallbacks();
     all.push(registration);
-    fallbacks_by_key(&all)?;
+    // A second fallback at a key is refused here, so that it never makes calls fail later.
+    if let Some(conflict) = fallback_conflicts(&all)
+        .into_iter()
+        .find(|c| c.first == meta || c.second == meta)
+    {
+        return Err(conflict.error("(every op)"));
+    }
     let id = global.next_id();
     global.fallbacks.push((id, registration));
     global.refresh_all();

@@ -66,15 +66,11 @@ fn generate(function: &ItemFn, key: &TokenStream, private: &TokenStream) -> Toke
 
             #[#private::linkme::distributed_slice(#private::FALLBACKS)]
             #[linkme(crate = #private::linkme)]
-            static REGISTRATION: #private::FallbackRegistration = #private::FallbackRegistration {
-                key: #key,
-                kind: #private::FallbackKind::Boxed(KERNEL),
-                meta: #private::KernelMeta {
-                    name: #name,
-                    location: #location,
-                    cpu: #private::CpuFeatures::empty(),
-                },
-            };
+            static REGISTRATION: #private::FallbackRegistration = #private::FallbackRegistration::new(
+                #key,
+                #private::FallbackKind::Boxed(KERNEL),
+                #private::KernelMeta::new(#name, #location),
+            );
         };
     }
 }

@@ -23,10 +23,12 @@ struct KernelAttr {
     op: Option<Path>,
     key: Option<TokenStream>,
     cpu: Option<CpuAttr>,
+    /// `overrides`: deliberately replaces the other registrations at the key.
+    overrides: bool,
     krate: Path,
 }
 
-const ALLOWED: &[&str] = &["op", "key", "cpu", "crate"];
+const ALLOWED: &[&str] = &["op", "key", "cpu", "overrides", "crate"];
 
 // ---- validate ----
 
@@ -71,10 +73,12 @@ fn parse_attr(attr: TokenStream, errors: &mut Errors) -> KernelAttr {
     let op = op_path(&mut args, errors);
     let cpu = cpu::parse(&mut args, errors);
     let key = key(&mut args, &private, errors);
+    let overrides = args::flag(&mut args, "overrides", "kernel", errors);
     KernelAttr {
         op,
         key,
         cpu,
+        overrides,
         krate,
     }
 }
@@ -97,9 +101,10 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
                 op: Some(op),
                 key: Some(key),
                 cpu,
+                overrides,
                 krate,
             },
-        ) => generate(&function, &op, &key, cpu.as_ref(), &krate),
+        ) => generate(&function, &op, &key, cpu.as_ref(), overrides, &krate),
         (compile_errors, attr) => {
             let function = fallback(function, attr.op.as_ref());
             quote!(#compile_errors #function)
@@ -127,6 +132,7 @@ fn generate(
     op: &Path,
     key: &TokenStream,
     cpu: Option<&CpuAttr>,
+    overrides: bool,
     krate: &Path,
 ) -> TokenStream {
     let private = quote!(#krate::__private_v1);
@@ -166,6 +172,21 @@ fn generate(
         Some(lift) => (quote!(#lift as lift,), quote!(lift::<Kernel>)),
         None => (quote!(), quote!(<Kernel as OpKernel>::KERNEL)),
     };
+    let meta = quote!(#private::KernelMeta {
+        name: #name,
+        location: #location,
+        cpu: #features,
+        overrides: #overrides,
+    });
+    let registration = if cpu.is_some() {
+        quote! {
+            // SAFETY: a kernel with `cpu = "…"` is sound on every CPU with those features: the
+            // macro checked that `cpu` lists every feature its `#[target_feature]` enables.
+            unsafe { #private::KernelRegistration::with_cpu(#key, #adapted, #meta) }
+        }
+    } else {
+        quote!(#private::KernelRegistration::new(#key, #adapted, #meta))
+    };
     quote! {
         #function
 
@@ -188,16 +209,7 @@ fn generate(
 
             #[#private::linkme::distributed_slice(OP_KERNELS)]
             #[linkme(crate = #private::linkme)]
-            static REGISTRATION: #private::KernelRegistration<KernelFn> =
-                #private::KernelRegistration {
-                    key: #key,
-                    kernel: #adapted,
-                    meta: #private::KernelMeta {
-                        name: #name,
-                        location: #location,
-                        cpu: #features,
-                    },
-                };
+            static REGISTRATION: #private::KernelRegistration<KernelFn> = #registration;
         };
     }
 }

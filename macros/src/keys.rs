@@ -15,6 +15,9 @@ use crate::ctxt::Errors;
 const KEYS: &[&str] = &[
     "Profiler",
     "Tracing",
+    "Mode1",
+    "Mode2",
+    "Mode3",
     "AutogradWgpu",
     "AutogradPrivateUse1",
     "AutogradPrivateUse2",
@@ -31,6 +34,9 @@ const KEYS: &[&str] = &[
     "CpuSimd",
     "CpuNaive",
 ];
+
+/// The library's own keys (`trace()` and `profile()`): named only to refuse them.
+const BUILTIN: &[&str] = &["BuiltinProfile", "BuiltinTrace"];
 
 /// Alias keys: they stand for several runtime keys; kernels may be registered for them, fallbacks
 /// may not.
@@ -116,6 +122,16 @@ fn builtin_key(
     if let Some(key) = builtin(&name) {
         let variant = syn::Ident::new(key, ident.span());
         return Some(quote!(#private::DispatchKey::#variant));
+    }
+    if let Some(builtin) = BUILTIN.iter().find(|k| **k == name || screaming(k) == name) {
+        errors.spanned(
+            ident,
+            format!(
+                "`{builtin}` is the library's own key (`switchyard::trace` and `switchyard::profile` \
+                 use it); register your mode at `Tracing`, `Profiler` or `Mode1`..`Mode3` instead"
+            ),
+        );
+        return None;
     }
     if ALIASES.iter().any(|a| *a == name || screaming(a) == name) {
         errors.spanned(

@@ -259,6 +259,7 @@ fn generate(
                     schema: #schema,
                     location: #location,
                     arity: #arity,
+                    mixes_devices: #mixes_devices,
                 },
                 &#slice,
                 #composite,
@@ -307,14 +308,55 @@ fn generate(
             }
 
             /// Registers `kernel` for this op at `key` (a runtime key or an alias) until the
-            /// returned guard drops. A second kernel for the same key is an error naming both.
+            /// returned guard drops. A kernel that would conflict with another at `key` (linked
+            /// or registered, e.g. a SIMD kernel at `CpuSimd`) is refused, naming both: replace
+            /// it deliberately with [`register_override`].
             #[track_caller]
             pub fn register(
                 key: impl ::core::convert::Into<#private::KernelKey>,
                 name: &'static str,
                 kernel: KernelFn,
             ) -> ::core::result::Result<#private::Registration, #private::DispatchError> {
-                __OP.register(key.into(), name, kernel, ::core::panic::Location::caller())
+                __OP.register(key.into(), name, kernel, false, ::core::panic::Location::caller())
+            }
+
+            /// Registers `kernel` at `key` until the returned guard drops, replacing every other
+            /// registration there (linked or registered) while it lives; the table dump shows
+            /// both. Two overrides at one key are refused.
+            #[track_caller]
+            pub fn register_override(
+                key: impl ::core::convert::Into<#private::KernelKey>,
+                name: &'static str,
+                kernel: KernelFn,
+            ) -> ::core::result::Result<#private::Registration, #private::DispatchError> {
+                __OP.register(key.into(), name, kernel, true, ::core::panic::Location::caller())
+            }
+
+            /// Registers a CPU variant at `CpuSimd` until the returned guard drops: installed
+            /// only where the running CPU has every feature in `cpu`, refused where it never can
+            /// run.
+            ///
+            /// # Safety
+            ///
+            /// Calling `kernel` must be sound on every CPU that has the features in `cpu`.
+            #[track_caller]
+            #[allow(unsafe_code)]
+            pub unsafe fn register_variant(
+                name: &'static str,
+                kernel: KernelFn,
+                cpu: #private::CpuFeatures,
+            ) -> ::core::result::Result<#private::Registration, #private::DispatchError> {
+                // SAFETY: the caller's contract is the one `register_variant` requires.
+                unsafe {
+                    __OP.register_variant(
+                        #private::KernelKey::Key(#private::DispatchKey::CpuSimd),
+                        name,
+                        kernel,
+                        cpu,
+                        false,
+                        ::core::panic::Location::caller(),
+                    )
+                }
             }
 
             #[doc(hidden)]

@@ -166,10 +166,37 @@ fn unboxed_ops_refuse_boxed_calls_and_fallbacks() {
         matches!(err.kind(), ErrorKind::Unboxed { key: Some(_), .. }),
         "{err}"
     );
-    assert!(err.to_string().contains("fallback at `Tracing`"), "{err}");
+    assert!(
+        err.to_string().contains("fallback at `BuiltinTrace`"),
+        "{err}"
+    );
     assert!(
         raw::handle()
             .table_dump()
             .contains("cannot serve an unboxed op")
     );
+}
+
+#[test]
+fn boxed_to_honours_mixes_devices() {
+    // `to` is `#[op(mixes_devices)]`: a CPU tensor and another device in one call is its job.
+    let copy: switchyard::ops::to::KernelFn = |_, x, device| {
+        assert_eq!(device, switchyard::Device::PrivateUse3);
+        Ok(x.clone())
+    };
+    let _kernel = switchyard::ops::to::register(
+        switchyard::DispatchKey::PrivateUse3,
+        "to_private_use3",
+        copy,
+    )
+    .unwrap();
+    let x = Tensor::vector(&[1.0, 2.0]);
+    let typed = switchyard::ops::try_to(&x, switchyard::Device::PrivateUse3).unwrap();
+    assert_eq!(typed.to_vec(), [1.0, 2.0]);
+    let mut stack = Stack::new();
+    stack.push(&x);
+    stack.push(Value::Device(switchyard::Device::PrivateUse3));
+    switchyard::call_boxed("to", &mut stack).unwrap();
+    let boxed = stack.pop_result("to").unwrap();
+    assert!(matches!(boxed, Value::Tensor(t) if t.to_vec() == [1.0, 2.0]));
 }

@@ -37,9 +37,14 @@ fn body_runs_where_no_kernel_exists() {
         SlotOrigin::Missing
     );
     assert!(matches!(
-        handle.slot(DispatchKey::Tracing).unwrap(),
+        handle.slot(DispatchKey::BuiltinTrace).unwrap(),
         SlotOrigin::Fallback(meta) if meta.name == "record_call"
     ));
+    assert_eq!(
+        handle.slot(DispatchKey::Tracing).unwrap(),
+        SlotOrigin::Missing,
+        "`Tracing` is the users' key: the library registers nothing there"
+    );
     assert!(handle.table_dump().contains("[composite]"));
 }
 

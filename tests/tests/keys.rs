@@ -7,10 +7,20 @@
 
 use switchyard::{DispatchKey, DispatchKeySet, ErrorKind, SlotOrigin, Tensor, kernel, op};
 
-/// Every runtime key and its name, written out by hand, highest priority first.
-const EXPECTED: [(DispatchKey, &str); 17] = [
+/// The library's own keys (what `trace()` and `profile()` use), which take no user registrations:
+/// the macros refuse them by name (ui case `fallback-builtin-key`).
+const BUILTIN: [(DispatchKey, &str); 2] = [
+    (DispatchKey::BuiltinProfile, "BuiltinProfile"),
+    (DispatchKey::BuiltinTrace, "BuiltinTrace"),
+];
+
+/// Every other runtime key and its name, written out by hand, highest priority first.
+const EXPECTED: [(DispatchKey, &str); 20] = [
     (DispatchKey::Profiler, "Profiler"),
     (DispatchKey::Tracing, "Tracing"),
+    (DispatchKey::Mode1, "Mode1"),
+    (DispatchKey::Mode2, "Mode2"),
+    (DispatchKey::Mode3, "Mode3"),
     (DispatchKey::AutogradWgpu, "AutogradWgpu"),
     (DispatchKey::AutogradPrivateUse1, "AutogradPrivateUse1"),
     (DispatchKey::AutogradPrivateUse2, "AutogradPrivateUse2"),
@@ -41,6 +51,18 @@ fn camel_profiler(_x: &Tensor) -> &'static str {
 #[kernel(op = every_key, key = Tracing)]
 fn camel_tracing(_x: &Tensor) -> &'static str {
     "Tracing"
+}
+#[kernel(op = every_key, key = Mode1)]
+fn camel_mode1(_x: &Tensor) -> &'static str {
+    "Mode1"
+}
+#[kernel(op = every_key, key = Mode2)]
+fn camel_mode2(_x: &Tensor) -> &'static str {
+    "Mode2"
+}
+#[kernel(op = every_key, key = Mode3)]
+fn camel_mode3(_x: &Tensor) -> &'static str {
+    "Mode3"
 }
 #[kernel(op = every_key, key = AutogradWgpu)]
 fn camel_autograd_wgpu(_x: &Tensor) -> &'static str {
@@ -116,6 +138,18 @@ fn screaming_profiler(_x: &Tensor) -> &'static str {
 #[kernel(op = "every_key_screaming", key = TRACING)]
 fn screaming_tracing(_x: &Tensor) -> &'static str {
     "Tracing"
+}
+#[kernel(op = "every_key_screaming", key = MODE1)]
+fn screaming_mode1(_x: &Tensor) -> &'static str {
+    "Mode1"
+}
+#[kernel(op = "every_key_screaming", key = MODE2)]
+fn screaming_mode2(_x: &Tensor) -> &'static str {
+    "Mode2"
+}
+#[kernel(op = "every_key_screaming", key = MODE3)]
+fn screaming_mode3(_x: &Tensor) -> &'static str {
+    "Mode3"
 }
 #[kernel(op = "every_key_screaming", key = AUTOGRAD_WGPU)]
 fn screaming_autograd_wgpu(_x: &Tensor) -> &'static str {
@@ -209,10 +243,11 @@ fn path_other_crate(_x: &Tensor) -> &'static str {
 
 #[test]
 fn expected_list_is_dispatch_key_all() {
-    let keys: Vec<DispatchKey> = EXPECTED.iter().map(|(k, _)| *k).collect();
-    assert_eq!(keys, DispatchKey::ALL, "EXPECTED is stale");
-    for (key, name) in EXPECTED {
-        assert_eq!(key.name(), name);
+    let keys: Vec<DispatchKey> = BUILTIN.iter().chain(&EXPECTED).map(|(k, _)| *k).collect();
+    assert_eq!(keys, DispatchKey::ALL, "BUILTIN and EXPECTED are stale");
+    for (key, name) in BUILTIN.iter().chain(&EXPECTED) {
+        assert_eq!(key.name(), *name);
+        assert_eq!(key.is_builtin(), BUILTIN.contains(&(*key, *name)), "{key}");
     }
 }
 
@@ -237,19 +272,15 @@ fn check_every_key_reaches_its_kernel(op: &str, redispatch: Redispatch) {
 #[track_caller]
 fn check_registrations(handle: switchyard::OpHandle, prefix: &str) {
     let registrations = handle.registrations();
-    assert_eq!(
-        registrations.len(),
-        DispatchKey::ALL.len(),
-        "{registrations:?}"
-    );
+    assert_eq!(registrations.len(), EXPECTED.len(), "{registrations:?}");
     let registered: DispatchKeySet = registrations
         .iter()
         .filter_map(|(k, _)| k.runtime())
         .collect();
-    assert_eq!(registered, DispatchKeySet::all());
+    assert_eq!(registered, DispatchKeySet::all() - DispatchKeySet::BUILTIN);
     let slots = handle.slots().unwrap();
     assert_eq!(slots.len(), DispatchKey::ALL.len());
-    for (key, origin) in slots {
+    for (key, origin) in slots.into_iter().filter(|(key, _)| !key.is_builtin()) {
         let SlotOrigin::Kernel(meta) = origin else {
             panic!("{}: slot {key} is {origin}", handle.name());
         };

@@ -10,8 +10,8 @@
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use switchyard::{
-    AliasKey, DispatchArg, DispatchError, DispatchKey, DispatchKeySet, ErrorKind, OpHandle,
-    Registration, Stack, Value, boxable, exclude, include, op, register_fallback,
+    AliasKey, DispatchArg, DispatchError, DispatchKey, DispatchKeySet, ErrorKind, NUM_KEYS,
+    OpHandle, Registration, Stack, Value, boxable, exclude, include, op, register_fallback,
     register_fallthrough,
 };
 use switchyard_backends as _;
@@ -54,7 +54,7 @@ const AUTOGRAD: i64 = 102;
 const FALLBACK: i64 = 200;
 
 /// The kernel for key index `i` answers `i`; for the aliases, the constants above.
-const KERNELS: [KernelFn; 17] = [
+const KERNELS: [KernelFn; NUM_KEYS] = [
     kernel::<0>,
     kernel::<1>,
     kernel::<2>,
@@ -72,8 +72,13 @@ const KERNELS: [KernelFn; 17] = [
     kernel::<14>,
     kernel::<15>,
     kernel::<16>,
+    kernel::<17>,
+    kernel::<18>,
+    kernel::<19>,
+    kernel::<20>,
+    kernel::<21>,
 ];
-const FALLBACKS: [switchyard::BoxedKernel; 17] = [
+const FALLBACKS: [switchyard::BoxedKernel; NUM_KEYS] = [
     fallback::<200>,
     fallback::<201>,
     fallback::<202>,
@@ -91,13 +96,16 @@ const FALLBACKS: [switchyard::BoxedKernel; 17] = [
     fallback::<214>,
     fallback::<215>,
     fallback::<216>,
+    fallback::<217>,
+    fallback::<218>,
+    fallback::<219>,
+    fallback::<220>,
+    fallback::<221>,
 ];
 
-/// Keys whose fallback is fixed by the framework: `CpuSimd` falls through, and the `Tracing` and
-/// `Profiler` modes redispatch below themselves (transparent when no trace or profile records).
-const FIXED_FALLBACK: DispatchKeySet = DispatchKeySet::CPU_SIMD
-    .union(DispatchKeySet::TRACING)
-    .union(DispatchKeySet::PROFILER);
+/// Keys whose fallback is fixed by the framework: `CpuSimd` falls through, and the built-in
+/// `trace`/`profile` modes redispatch below their own keys (transparent when nothing records).
+const FIXED_FALLBACK: DispatchKeySet = DispatchKeySet::CPU_SIMD.union(DispatchKeySet::BUILTIN);
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum PerKey {
@@ -116,8 +124,8 @@ enum Fallback {
 
 #[derive(Clone, Debug)]
 struct Registrations {
-    per_key: [PerKey; 17],
-    fallbacks: [Fallback; 17],
+    per_key: [PerKey; NUM_KEYS],
+    fallbacks: [Fallback; NUM_KEYS],
     explicit: bool,
     implicit: bool,
     autograd: bool,
@@ -195,7 +203,7 @@ fn model_slot(r: &Registrations, key: DispatchKey) -> Slot {
     }
     match key {
         DispatchKey::CpuSimd => return Slot::Skip,
-        DispatchKey::Tracing | DispatchKey::Profiler => return Slot::Transparent,
+        DispatchKey::BuiltinTrace | DispatchKey::BuiltinProfile => return Slot::Transparent,
         _ => {}
     }
     match r.fallbacks[i] {
@@ -312,7 +320,7 @@ fn run(call: &Call) -> Outcome {
 
 fn keyset() -> impl Strategy<Value = DispatchKeySet> {
     // Sparse sets: each key with probability 1/4.
-    proptest::collection::vec(proptest::bool::weighted(0.25), 17).prop_map(|bits| {
+    proptest::collection::vec(proptest::bool::weighted(0.25), NUM_KEYS).prop_map(|bits| {
         DispatchKey::ALL
             .into_iter()
             .filter(|k| bits[k.index()])
@@ -323,11 +331,11 @@ fn keyset() -> impl Strategy<Value = DispatchKeySet> {
 fn registrations() -> impl Strategy<Value = Registrations> {
     let per_key = proptest::collection::vec(
         prop_oneof![4 => Just(PerKey::Nothing), 3 => Just(PerKey::Kernel), 1 => Just(PerKey::Skip)],
-        17,
+        NUM_KEYS,
     );
     let fallbacks = proptest::collection::vec(
         prop_oneof![5 => Just(Fallback::Nothing), 1 => Just(Fallback::Boxed), 1 => Just(Fallback::Fallthrough)],
-        17,
+        NUM_KEYS,
     );
     (
         per_key,
@@ -346,6 +354,10 @@ fn registrations() -> impl Strategy<Value = Registrations> {
             };
             for key in FIXED_FALLBACK.keys() {
                 r.fallbacks[key.index()] = Fallback::Nothing;
+            }
+            // The library's own keys take no user registrations.
+            for key in DispatchKeySet::BUILTIN.keys() {
+                r.per_key[key.index()] = PerKey::Nothing;
             }
             r
         })

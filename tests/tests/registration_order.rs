@@ -151,22 +151,40 @@ fn a_second_kernel_for_one_key_is_refused_and_names_both() {
     assert!(err.to_string().contains("add_naive"), "{err}");
 }
 
+/// A linked fallback at a user key: present in every table this file compares, linked and live.
+#[switchyard::fallback(key = Mode3)]
+fn linked_mode3(
+    op: &switchyard::OpHandle,
+    keys: switchyard::DispatchKeySet,
+    stack: &mut switchyard::Stack,
+) -> Result<(), switchyard::DispatchError> {
+    op.redispatch_boxed(keys.below(DispatchKey::Mode3), stack)
+}
+
 #[test]
 fn a_second_fallback_for_one_key_is_refused_and_names_both() {
-    let err = register_fallback(DispatchKey::Tracing, "mine", boxed).unwrap_err();
+    let err = register_fallback(DispatchKey::Mode3, "mine", boxed).unwrap_err();
     let text = err.to_string();
     assert!(
         matches!(
             err.kind(),
             ErrorKind::DuplicateFallback {
-                key: DispatchKey::Tracing,
+                key: DispatchKey::Mode3,
                 ..
             }
         ),
         "{text}"
     );
     assert!(
-        text.contains("record_call") && text.contains("mine"),
+        text.contains("linked_mode3") && text.contains("mine"),
         "{text}"
     );
+}
+
+#[test]
+fn the_librarys_own_keys_are_refused() {
+    for key in [DispatchKey::BuiltinTrace, DispatchKey::BuiltinProfile] {
+        let err = register_fallback(key, "mine", boxed).unwrap_err();
+        assert!(err.to_string().contains("the library's own key"), "{err}");
+    }
 }

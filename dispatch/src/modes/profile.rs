@@ -4,7 +4,9 @@ use std::cell::RefCell;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::{DispatchError, DispatchKey, DispatchKeySet, OpHandle, Stack, fallback, include};
+use crate::error::Location;
+use crate::registry::{FallbackRegistration, KernelMeta};
+use crate::{DispatchError, DispatchKey, DispatchKeySet, OpHandle, Stack, include};
 
 /// One op's line of a [`Profile`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,10 +82,9 @@ thread_local! {
 }
 
 /// Times every op call while a `profile` runs on this thread.
-#[fallback(key = Profiler)]
 fn time_call(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> Result<(), DispatchError> {
     let start = Instant::now();
-    let result = op.redispatch_boxed(keys.below(DispatchKey::Profiler), stack);
+    let result = op.redispatch_boxed(keys.below(DispatchKey::BuiltinProfile), stack);
     let elapsed = start.elapsed();
     PROFILES.with(|p| {
         if let Some(profile) = p.borrow_mut().last_mut() {
@@ -92,6 +93,22 @@ fn time_call(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> Result<(
     });
     result
 }
+
+// At the library's own key, so that `Profiler` stays free for users' modes.
+#[allow(unsafe_code)] // linkme's `link_section`
+#[linkme::distributed_slice(crate::registry::SWITCHYARD_FALLBACKS)]
+static TIME_CALL: FallbackRegistration = FallbackRegistration::builtin(
+    DispatchKey::BuiltinProfile,
+    time_call,
+    KernelMeta::new(
+        "time_call",
+        Location {
+            module: module_path!(),
+            file: file!(),
+            line: line!(),
+        },
+    ),
+);
 
 /// Pops the profile even if the profiled closure panics.
 struct ProfileScope;
@@ -119,7 +136,7 @@ pub fn profile<R>(f: impl FnOnce() -> R) -> (R, Profile) {
     PROFILES.with(|p| p.borrow_mut().push(Profile::default()));
     let scope = ProfileScope;
     let value = {
-        let _profiling = include(DispatchKey::Profiler);
+        let _profiling = include(DispatchKey::BuiltinProfile);
         f()
     };
     let mut profile = PROFILES

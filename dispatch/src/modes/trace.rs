@@ -3,8 +3,10 @@
 use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 
+use crate::error::Location;
+use crate::registry::{FallbackRegistration, KernelMeta};
 use crate::{
-    DispatchError, DispatchKey, DispatchKeySet, OpHandle, Stack, Tensor, Value, fallback, include,
+    DispatchError, DispatchKey, DispatchKeySet, OpHandle, Stack, Tensor, Value, include,
     with_excluded,
 };
 
@@ -82,8 +84,8 @@ thread_local! {
 }
 
 /// Records every op called at top level inside the thread's innermost `trace`, then runs it.
-/// Ops called by the op's own kernels run with `Tracing` excluded, so they are not recorded again.
-#[fallback(key = Tracing)]
+/// Ops called by the op's own kernels run with `BuiltinTrace` excluded, so they are not recorded
+/// again.
 fn record_call(
     op: &OpHandle,
     keys: DispatchKeySet,
@@ -97,8 +99,8 @@ fn record_call(
             .collect(),
         None => Vec::new(),
     });
-    with_excluded(DispatchKey::Tracing, || {
-        op.redispatch_boxed(keys.below(DispatchKey::Tracing), stack)
+    with_excluded(DispatchKey::BuiltinTrace, || {
+        op.redispatch_boxed(keys.below(DispatchKey::BuiltinTrace), stack)
     })?;
     RECORDERS.with(|r| {
         if let Some(recorder) = r.borrow_mut().last_mut() {
@@ -121,6 +123,22 @@ fn record_call(
     });
     Ok(())
 }
+
+// At the library's own key, so that `Tracing` stays free for users' modes.
+#[allow(unsafe_code)] // linkme's `link_section`
+#[linkme::distributed_slice(crate::registry::SWITCHYARD_FALLBACKS)]
+static RECORD_CALL: FallbackRegistration = FallbackRegistration::builtin(
+    DispatchKey::BuiltinTrace,
+    record_call,
+    KernelMeta::new(
+        "record_call",
+        Location {
+            module: module_path!(),
+            file: file!(),
+            line: line!(),
+        },
+    ),
+);
 
 /// Pops the recorder even if the traced closure panics.
 struct RecorderScope;
@@ -152,7 +170,7 @@ pub fn trace<R>(f: impl FnOnce() -> R) -> (R, Graph) {
     RECORDERS.with(|r| r.borrow_mut().push(Recorder::default()));
     let scope = RecorderScope;
     let value = {
-        let _tracing = include(DispatchKey::Tracing);
+        let _tracing = include(DispatchKey::BuiltinTrace);
         f()
     };
     let graph = RECORDERS.with(|r| {
