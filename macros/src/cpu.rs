@@ -246,9 +246,12 @@ pub fn entry(function: &ItemFn) -> (TokenStream, Ident) {
         #[inline]
         #[allow(non_snake_case)]
         fn #entry(#(#params: #types),*) #output {
-            // SAFETY: the only caller is the op's table, and `switchyard::cpu` installs this entry
-            // only when the running CPU was detected to have every feature of `cpu = "…"`, which
-            // the macro checked includes every feature `#[target_feature]` enables.
+            // SAFETY: this entry is nameable only inside the anonymous `const` block the macro
+            // generates; it reaches the outside only as the kernel of a registration made with
+            // `KernelRegistration::with_cpu`, whose kernel field is private and read only by the
+            // op's table build, which installs it only when the running CPU was detected to have
+            // every feature of `cpu = "…"`; the macro checked that `cpu` includes every feature
+            // `#[target_feature]` enables.
             unsafe { #kernel(#(#params),*) }
         }
     };
