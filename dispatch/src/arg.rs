@@ -21,6 +21,7 @@ pub trait DispatchArg {
     fn dispatch_keys(&self) -> DispatchKeySet;
 }
 
+#[diagnostic::do_not_recommend]
 impl DispatchArg for Tensor {
     #[inline(always)]
     fn dispatch_keys(&self) -> DispatchKeySet {
@@ -29,6 +30,7 @@ impl DispatchArg for Tensor {
 }
 
 /// A factory's device argument selects the backend, like a tensor on that device would.
+#[diagnostic::do_not_recommend]
 impl DispatchArg for Device {
     #[inline(always)]
     fn dispatch_keys(&self) -> DispatchKeySet {
@@ -36,6 +38,7 @@ impl DispatchArg for Device {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: DispatchArg + ?Sized> DispatchArg for &T {
     #[inline(always)]
     fn dispatch_keys(&self) -> DispatchKeySet {
@@ -43,6 +46,7 @@ impl<T: DispatchArg + ?Sized> DispatchArg for &T {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: DispatchArg> DispatchArg for Option<T> {
     #[inline(always)]
     fn dispatch_keys(&self) -> DispatchKeySet {
@@ -51,6 +55,7 @@ impl<T: DispatchArg> DispatchArg for Option<T> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: DispatchArg> DispatchArg for [T] {
     #[inline]
     fn dispatch_keys(&self) -> DispatchKeySet {
@@ -60,6 +65,7 @@ impl<T: DispatchArg> DispatchArg for [T] {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: DispatchArg, const N: usize> DispatchArg for [T; N] {
     #[inline]
     fn dispatch_keys(&self) -> DispatchKeySet {
@@ -67,6 +73,7 @@ impl<T: DispatchArg, const N: usize> DispatchArg for [T; N] {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: DispatchArg> DispatchArg for Vec<T> {
     #[inline]
     fn dispatch_keys(&self) -> DispatchKeySet {
@@ -77,6 +84,7 @@ impl<T: DispatchArg> DispatchArg for Vec<T> {
 macro_rules! keyless {
     ($($ty:ty),* $(,)?) => {$(
         /// Carries no device, so contributes no key.
+        #[diagnostic::do_not_recommend]
         impl DispatchArg for $ty {
             #[inline(always)]
             fn dispatch_keys(&self) -> DispatchKeySet {

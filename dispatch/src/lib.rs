@@ -129,13 +129,26 @@ pub use tensor::{BackendStorage, Tensor};
 /// backend has none (so autograd flows through the decomposition), and calls with no
 /// dispatchable argument.
 ///
+/// A body may end in the op's result type `T` (calling the plain, panicking forms of other ops)
+/// or in `Result<T, DispatchError>`: then it can use `?` on the `try_` forms, and a failing inner
+/// op makes `try_op` return that op's error (and the plain `op` panic with its message) instead
+/// of panicking inside the body. The body runs in a function returning
+/// `Result<T, DispatchError>`, so an early `return` is `return Ok(value)` or
+/// `return Err(error)`; the body's last expression may be either `value` or `Ok(value)`. Use the
+/// `try_` forms in a body whenever `try_op` must not panic.
+///
 /// Every argument and result type must have a boxed form ([`ToValue`], [`FromValue`]; see
 /// [`boxable!`]) unless the op is `unboxed`: a type without one is a compile error on the type.
+/// Tuples of 2 to 4 boxable types have one, [`Value::Tuple`], so an op may return several
+/// results (`-> (Tensor, Tensor)`, schema `(Tensor, Tensor)`), be called boxed and run through
+/// boxed fallbacks.
 ///
 /// Rules, each a compile error on the offending token: every parameter is a plain name whose type
 /// implements [`DispatchArg`]; no generics, `async`, `const`, `unsafe`, `extern`, variadics or
-/// `self`; no `Result` return (the `try_` form is the fallible one). Declare ops at module level:
-/// the generated module reaches the op's types through `use super::*`.
+/// `self`; no `Result` return (the `try_` form is the fallible one). Declare ops at module level
+/// (not inside a function body). The op's types mean what they mean where the op is declared
+/// (`self::T`, `super::T` included), and generated names never hide the user's: a parameter may
+/// be called `keys`, a type `Signature` or `K`.
 ///
 /// ```
 /// use switchyard::{Tensor, kernel, op};
@@ -165,13 +178,60 @@ pub use tensor::{BackendStorage, Tensor};
 ///     assert_eq!(reversed::redispatch(on_cpu, &x).unwrap().to_vec(), [3.0, 2.0, 1.0]);
 /// }
 /// ```
+///
+/// A body that propagates errors, and an op with two results:
+///
+/// ```
+/// use switchyard::ops::{try_mean, try_mul, try_sub};
+/// use switchyard::{Tensor, kernel, op};
+/// use switchyard_backends as _;
+///
+/// /// Mean squared error: a shape mismatch in `sub` is this op's error, not a panic.
+/// #[op(name = "example::mse")]
+/// pub fn mse(a: &Tensor, b: &Tensor) -> Tensor {
+///     if a.shape().is_empty() {
+///         return Ok(try_mul(a, a)?); // an early return is `return Ok(…)`
+///     }
+///     let diff = try_sub(a, b)?;
+///     try_mean(&try_mul(&diff, &diff)?) // ends in `Result<Tensor, DispatchError>`
+/// }
+///
+/// /// The positive and negative parts of `x`.
+/// #[op(name = "example::split_signs")]
+/// pub fn split_signs(x: &Tensor) -> (Tensor, Tensor);
+///
+/// #[kernel(op = split_signs, key = CpuNaive)]
+/// fn split_signs_cpu(x: &Tensor) -> (Tensor, Tensor) {
+///     let v = x.cpu_data().expect("a CPU kernel gets CPU tensors");
+///     (Tensor::from_fn(x.shape(), |i| v[i].max(0.0)), Tensor::from_fn(x.shape(), |i| v[i].min(0.0)))
+/// }
+///
+/// fn main() {
+///     let (a, b) = (Tensor::vector(&[1.0, 2.0]), Tensor::vector(&[1.0, 4.0]));
+///     assert_eq!(mse(&a, &b).to_vec(), [2.0]);
+///     let error = try_mse(&a, &Tensor::vector(&[1.0])).unwrap_err();
+///     assert_eq!(error.to_string(), try_sub(&a, &Tensor::vector(&[1.0])).unwrap_err().to_string());
+///
+///     let (pos, neg) = split_signs(&Tensor::vector(&[1.0, -2.0]));
+///     assert_eq!((pos.to_vec(), neg.to_vec()), (vec![1.0, 0.0], vec![0.0, -2.0]));
+///     assert_eq!(
+///         split_signs::handle().schema(),
+///         "example::split_signs(x: Tensor) -> (Tensor, Tensor)"
+///     );
+/// }
+/// ```
 pub use switchyard_macros::op;
 
 /// Registers a kernel: `#[kernel(op = "mul", key = CpuSimd)] fn mul_simd(…) -> Tensor { … }`
 ///
 /// Arguments:
-/// - `op`: the op, as a string naming it in scope (`"mul"`, `"ops::mul"`) or as a path
-///   (`switchyard::ops::mul`);
+/// - `op`: the op's Rust item — the path of the function declared with `#[op]`, as it is
+///   named in scope — unquoted (`op = mul`, `op = switchyard::ops::mul`) or in a string
+///   (`op = "mul"`, `op = "ops::mul"`). It is **not** the op's `name = "…"` string: for
+///   `#[op(name = "nc::twice")] pub fn twice(…)`, write `op = twice` (or the path to `twice` from
+///   the kernel's module). An op that is not in scope is rustc's resolution error on `op`'s
+///   value; when rustc suggests `cargo add` for its first segment, the path names no crate or
+///   module in scope: import the op (`use my_ops::twice;`) or write its full path;
 /// - `key`: the [`DispatchKey`] served, by name in either spelling (`CpuSimd` or `CPU_SIMD`,
 ///   `Tracing` or `TRACING`), an alias ([`AliasKey`]: `Autograd`, `CompositeImplicit`,
 ///   `CompositeExplicit`), or a path of two or more segments to a `DispatchKey` constant

@@ -31,6 +31,34 @@ pub fn boxed_type(info: &OpInfo, argument: &'static str, mismatch: TypeMismatch)
     })
 }
 
+/// What an op's body (its composite kernel) may end in: the op's result `T`, or
+/// `Result<T, DispatchError>`, so that the body can use `?` on the `try_` forms of other ops and
+/// end in `Ok(…)`. The generated composite returns `Result<T, DispatchError>` either way.
+#[diagnostic::on_unimplemented(
+    message = "an op's body must end in the op's result type `{T}` or in `Result<{T}, DispatchError>`, not `{Self}`",
+    label = "the body ends here"
+)]
+pub trait BodyResult<T> {
+    /// The body's value as the composite's result.
+    fn into_result(self) -> Result<T, DispatchError>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T> BodyResult<T> for T {
+    #[inline(always)]
+    fn into_result(self) -> Result<T, DispatchError> {
+        Ok(self)
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<T> BodyResult<T> for Result<T, DispatchError> {
+    #[inline(always)]
+    fn into_result(self) -> Result<T, DispatchError> {
+        self
+    }
+}
+
 /// Unwraps a plain op call's result, panicking with the error's message at the caller.
 #[inline(always)]
 #[track_caller]

@@ -39,9 +39,12 @@ const FEATURES: &[(&str, &str)] = &[
 /// The aarch64 features; every other one is x86.
 const AARCH64: &[&str] = &["neon"];
 
-/// A parsed `cpu = "…"`: the features named, in the order written.
+/// A parsed `cpu = "…"`: the features named, in the order written. `reported` when the value
+/// had a mistake, already reported: the kernel is not generated, and no other rule is checked
+/// against an incomplete list.
 pub struct CpuAttr {
     features: Vec<&'static str>,
+    reported: bool,
 }
 
 // ---- validate ----
@@ -65,12 +68,23 @@ pub fn parse(args: &mut Args, errors: &mut Errors) -> Option<CpuAttr> {
             &arg.value,
             "`cpu` in `#[kernel]` takes a string of CPU features, e.g. `cpu = \"avx2,fma\"`",
         );
-        return None;
+        return Some(CpuAttr {
+            features: Vec::new(),
+            reported: true,
+        });
     };
     not_for_other_keys(args, &arg.name, errors);
-    let features = features(lit, errors)?;
+    let Some(features) = features(lit, errors) else {
+        return Some(CpuAttr {
+            features: Vec::new(),
+            reported: true,
+        });
+    };
     one_architecture(lit, &features, errors);
-    Some(CpuAttr { features })
+    Some(CpuAttr {
+        features,
+        reported: false,
+    })
 }
 
 // Variants are chosen among the CPU SIMD kernels; a GPU or naive kernel that needs CPU features
@@ -199,6 +213,10 @@ pub fn check_target_features(function: &ItemFn, cpu: Option<&CpuAttr>, errors: &
         }
         return;
     };
+    if cpu.reported {
+        // `cpu` is there but wrong, and reported: its list says nothing about `#[target_feature]`.
+        return;
+    }
     for (feature, lit) in enabled {
         if !cpu.features.contains(&feature.as_str()) {
             errors.spanned(

@@ -33,6 +33,11 @@ impl Errors {
             .push(error);
     }
 
+    /// How many errors were recorded so far.
+    pub fn len(&self) -> usize {
+        self.errors.as_ref().map_or(0, Vec::len)
+    }
+
     /// All errors as one `compile_error!` stream, or `None` when there were none.
     pub fn finish(mut self) -> Option<TokenStream> {
         let errors = self.errors.take().expect("errors already finished");

@@ -62,13 +62,13 @@ fn generate(function: &ItemFn, key: &TokenStream, private: &TokenStream) -> Toke
         const _: () = {
             // `*&fallback_fn` carries the user's spans, so clippy would lint it as theirs.
             #[allow(clippy::deref_addrof)]
-            const KERNEL: #private::BoxedKernel = #reference;
+            const __SWITCHYARD_FALLBACK: #private::BoxedKernel = #reference;
 
             #[#private::linkme::distributed_slice(#private::FALLBACKS)]
             #[linkme(crate = #private::linkme)]
             static REGISTRATION: #private::FallbackRegistration = #private::FallbackRegistration::new(
                 #key,
-                #private::FallbackKind::Boxed(KERNEL),
+                #private::FallbackKind::Boxed(__SWITCHYARD_FALLBACK),
                 #private::KernelMeta::new(#name, #location),
             );
         };

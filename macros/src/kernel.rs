@@ -168,9 +168,17 @@ fn generate(
         // Already in the table's form.
         (true, true) => (quote!(KernelFn), quote!(__KeyedFallibleKernel), None),
     };
+    // Every name this block declares is mangled: the block also holds the `#[target_feature]`
+    // entry, whose types are the user's and must not resolve to these.
     let (lift_import, adapted) = match lift {
-        Some(lift) => (quote!(#lift as lift,), quote!(lift::<Kernel>)),
-        None => (quote!(), quote!(<Kernel as OpKernel>::KERNEL)),
+        Some(lift) => (
+            quote!(#lift as __switchyard_lift,),
+            quote!(__switchyard_lift::<__SwitchyardKernel>),
+        ),
+        None => (
+            quote!(),
+            quote!(<__SwitchyardKernel as __SwitchyardOpKernel>::KERNEL),
+        ),
     };
     let meta = quote!(#private::KernelMeta {
         name: #name,
@@ -194,22 +202,23 @@ fn generate(
         const _: () = {
             // The op's items are imported once, so that an unknown op is one error, not one per use.
             use #op::{
-                KernelFn, #signature as OpSignature, #kernel_trait as OpKernel, #lift_import
-                __KERNELS as OP_KERNELS,
+                KernelFn as __SwitchyardKernelFn, #signature as __SwitchyardOpSignature,
+                #kernel_trait as __SwitchyardOpKernel, #lift_import
+                __KERNELS as __SWITCHYARD_OP_KERNELS,
             };
 
             #entry
 
-            struct Kernel;
-            impl OpKernel for Kernel {
+            struct __SwitchyardKernel;
+            impl __SwitchyardOpKernel for __SwitchyardKernel {
                 // `*&kernel_fn` carries the user's spans, so clippy would lint it as theirs.
                 #[allow(clippy::deref_addrof)]
-                const KERNEL: OpSignature = #reference;
+                const KERNEL: __SwitchyardOpSignature = #reference;
             }
 
-            #[#private::linkme::distributed_slice(OP_KERNELS)]
+            #[#private::linkme::distributed_slice(__SWITCHYARD_OP_KERNELS)]
             #[linkme(crate = #private::linkme)]
-            static REGISTRATION: #private::KernelRegistration<KernelFn> = #registration;
+            static REGISTRATION: #private::KernelRegistration<__SwitchyardKernelFn> = #registration;
         };
     }
 }

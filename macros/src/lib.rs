@@ -23,12 +23,7 @@ use proc_macro::TokenStream;
 /// Declares an operator. Documented where it is re-exported: `switchyard::op`.
 #[proc_macro_attribute]
 pub fn op(args: TokenStream, item: TokenStream) -> TokenStream {
-    op::expand(
-        args.into(),
-        item.into(),
-        proc_macro::Span::call_site().line(),
-    )
-    .into()
+    op::expand(args.into(), item.into()).into()
 }
 
 /// Registers a kernel of an operator for one dispatch key. Documented where it is re-exported:

@@ -81,3 +81,67 @@ fn a_kernel_beats_the_body_and_simd_falls_through_to_it() {
     );
     assert_eq!(twice(&to_toy(&x).unwrap()), -1.0);
 }
+
+// ---- bodies that propagate errors ----
+
+use switchyard::DispatchError;
+use switchyard::ops::{try_mean, try_sub};
+
+/// Mean squared error, decomposed with the `try_` forms: a failing inner op is this op's error.
+#[op(name = "composite::mse")]
+pub fn mse(a: &Tensor, b: &Tensor) -> Tensor {
+    let diff = try_sub(a, b)?;
+    let squared = mul(&diff, &diff);
+    try_mean(&squared)
+}
+
+/// Declared with no kernel anywhere: every call of it is a dispatch error.
+#[op(name = "composite::nowhere")]
+pub fn nowhere(x: &Tensor) -> Tensor;
+
+/// Ends in `Ok(…)` and returns early with `return Ok(…)`: both forms a body may take.
+#[op(name = "composite::guarded")]
+pub fn guarded(x: &Tensor, skip: bool) -> Tensor {
+    if skip {
+        return Ok(x.clone());
+    }
+    Ok(add(&try_nowhere(x)?, x))
+}
+
+fn panic_message(run: impl FnOnce() -> Tensor) -> String {
+    let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
+        .expect_err("the plain form panics");
+    match payload.downcast::<String>() {
+        Ok(message) => *message,
+        Err(payload) => payload
+            .downcast_ref::<&str>()
+            .map_or_else(|| "<not a string>".to_owned(), |s| (*s).to_owned()),
+    }
+}
+
+#[test]
+fn a_body_propagates_an_inner_error_through_try() {
+    let a = Tensor::vector(&[1.0, 2.0, 3.0]);
+    let b = Tensor::vector(&[1.0, 0.0, 1.0]);
+    assert_eq!(mse(&a, &b).to_vec(), [(0.0 + 4.0 + 4.0) / 3.0]);
+
+    let short = Tensor::vector(&[1.0, 2.0]);
+    let inner: DispatchError = try_sub(&a, &short).unwrap_err();
+    let err = try_mse(&a, &short).expect_err("mismatched shapes");
+    assert_eq!(err.kind(), inner.kind());
+    assert_eq!(err.to_string(), inner.to_string());
+    assert!(err.to_string().contains("sub"), "{err}");
+    // The plain form panics with the inner error's message.
+    assert_eq!(panic_message(|| mse(&a, &short)), inner.to_string());
+}
+
+#[test]
+fn a_body_propagates_a_missing_kernel_and_may_return_early() {
+    let x = Tensor::vector(&[1.0]);
+    assert_eq!(guarded(&x, true).to_vec(), [1.0]);
+    let inner = try_nowhere(&x).unwrap_err();
+    assert!(inner.to_string().contains("composite::nowhere"), "{inner}");
+    let err = try_guarded(&x, false).expect_err("`nowhere` has no kernel");
+    assert_eq!(err.to_string(), inner.to_string());
+    assert_eq!(panic_message(|| guarded(&x, false)), inner.to_string());
+}

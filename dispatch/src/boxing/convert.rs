@@ -74,6 +74,7 @@ pub trait BoxedResult: Sized {
     fn unboxed(value: Value) -> Result<Self, TypeMismatch>;
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: ToValue + FromValue> BoxedResult for T {
     fn boxed(&self) -> Value {
         self.to_value()
@@ -111,12 +112,14 @@ impl fmt::Display for TypeMismatch {
 
 // ---- references and containers ----
 
+#[diagnostic::do_not_recommend]
 impl<T: ToValue + ?Sized> ToValue for &T {
     fn to_value(&self) -> Value {
         (**self).to_value()
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<'a, T: FromValue + ToValue> Unbox<'a> for &'a T {
     type Holder = T;
     fn unbox(holder: &'a T) -> Self {
@@ -127,12 +130,14 @@ impl<'a, T: FromValue + ToValue> Unbox<'a> for &'a T {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: ToValue> ToValue for [T] {
     fn to_value(&self) -> Value {
         Value::List(self.iter().map(ToValue::to_value).collect())
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<'a, T: FromValue + ToValue> Unbox<'a> for &'a [T] {
     type Holder = Vec<T>;
     fn unbox(holder: &'a Vec<T>) -> Self {
@@ -143,18 +148,21 @@ impl<'a, T: FromValue + ToValue> Unbox<'a> for &'a [T] {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: ToValue, const N: usize> ToValue for [T; N] {
     fn to_value(&self) -> Value {
         self.as_slice().to_value()
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: ToValue> ToValue for Vec<T> {
     fn to_value(&self) -> Value {
         self.as_slice().to_value()
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: FromValue> FromValue for Vec<T> {
     fn from_value(value: Value) -> Result<Self, TypeMismatch> {
         match value {
@@ -164,6 +172,7 @@ impl<T: FromValue> FromValue for Vec<T> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<'a, T: FromValue + ToValue + Clone> Unbox<'a> for Vec<T> {
     type Holder = Vec<T>;
     fn unbox(holder: &'a Vec<T>) -> Self {
@@ -174,12 +183,14 @@ impl<'a, T: FromValue + ToValue + Clone> Unbox<'a> for Vec<T> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: ToValue> ToValue for Option<T> {
     fn to_value(&self) -> Value {
         self.as_ref().map_or(Value::None, ToValue::to_value)
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: FromValue> FromValue for Option<T> {
     fn from_value(value: Value) -> Result<Self, TypeMismatch> {
         match value {
@@ -189,6 +200,7 @@ impl<T: FromValue> FromValue for Option<T> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<'a, T: FromValue + ToValue> Unbox<'a> for Option<&'a T> {
     type Holder = Option<T>;
     fn unbox(holder: &'a Option<T>) -> Self {
@@ -199,12 +211,14 @@ impl<'a, T: FromValue + ToValue> Unbox<'a> for Option<&'a T> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl ToValue for str {
     fn to_value(&self) -> Value {
         Value::Str(self.to_owned())
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<'a> Unbox<'a> for &'a str {
     type Holder = String;
     fn unbox(holder: &'a String) -> Self {
@@ -220,12 +234,14 @@ impl<'a> Unbox<'a> for &'a str {
 /// `ToValue`, `FromValue` and owned `Unbox` for a type with one `Value` variant.
 macro_rules! leaf {
     ($ty:ty, $name:literal, |$v:ident| $to:expr, $variant:pat => $from:expr) => {
+        #[diagnostic::do_not_recommend]
         impl ToValue for $ty {
             fn to_value(&self) -> Value {
                 let $v = self;
                 $to
             }
         }
+        #[diagnostic::do_not_recommend]
         impl FromValue for $ty {
             fn from_value(value: Value) -> Result<Self, TypeMismatch> {
                 match value {
@@ -242,6 +258,7 @@ macro_rules! leaf {
 /// An owned argument is unboxed by cloning it out of its holder (for tensors, a reference count).
 macro_rules! owned_unbox {
     ($($ty:ty),*) => {$(
+        #[diagnostic::do_not_recommend]
         impl<'a> Unbox<'a> for $ty {
             type Holder = $ty;
             fn unbox(holder: &'a $ty) -> Self {
@@ -251,6 +268,7 @@ macro_rules! owned_unbox {
                 self.to_value()
             }
         }
+        #[diagnostic::do_not_recommend]
         impl<'a> Unbox<'a> for Option<$ty> {
             type Holder = Option<$ty>;
             fn unbox(holder: &'a Option<$ty>) -> Self {
@@ -272,11 +290,13 @@ leaf!((), "None", |_u| Value::None, Value::None => Ok(()));
 /// Floats box as `Float(f64)`; an int is accepted where a float is expected, as in a Python call.
 macro_rules! float {
     ($($ty:ty),*) => {$(
+        #[diagnostic::do_not_recommend]
         impl ToValue for $ty {
             fn to_value(&self) -> Value {
                 Value::Float(f64::from(*self))
             }
         }
+        #[diagnostic::do_not_recommend]
         impl FromValue for $ty {
             fn from_value(value: Value) -> Result<Self, TypeMismatch> {
                 match value {
@@ -296,6 +316,7 @@ float!(f32, f64);
 /// Integers box as `Int(i64)`; unboxing checks the range.
 macro_rules! int {
     ($($ty:ty),*) => {$(
+        #[diagnostic::do_not_recommend]
         impl ToValue for $ty {
             fn to_value(&self) -> Value {
                 // Every integer type up to 64 bits fits; `u64`/`usize` above `i64::MAX` (no real
@@ -303,6 +324,7 @@ macro_rules! int {
                 Value::Int(i64::try_from(*self).unwrap_or(i64::MAX))
             }
         }
+        #[diagnostic::do_not_recommend]
         impl FromValue for $ty {
             fn from_value(value: Value) -> Result<Self, TypeMismatch> {
                 match value {
@@ -317,6 +339,46 @@ macro_rules! int {
 }
 
 int!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+
+/// Tuples (2 to 4 elements) box as `Value::Tuple`, element by element, so that an op may return
+/// several results (`-> (Tensor, Tensor)`). An owned tuple argument is cloned out of its holder.
+macro_rules! tuple {
+    ($len:literal: $($t:ident $v:ident $i:tt),+) => {
+        #[diagnostic::do_not_recommend]
+        impl<$($t: ToValue),+> ToValue for ($($t,)+) {
+            fn to_value(&self) -> Value {
+                Value::Tuple(vec![$(self.$i.to_value()),+])
+            }
+        }
+        #[diagnostic::do_not_recommend]
+        impl<$($t: FromValue),+> FromValue for ($($t,)+) {
+            fn from_value(value: Value) -> Result<Self, TypeMismatch> {
+                let expected = concat!("a tuple of ", stringify!($len), " values");
+                match value {
+                    Value::Tuple(items) => match <[Value; $len]>::try_from(items) {
+                        Ok([$($v),+]) => Ok(($($t::from_value($v)?,)+)),
+                        Err(items) => Err(TypeMismatch::new(expected, &Value::Tuple(items))),
+                    },
+                    other => Err(TypeMismatch::new(expected, &other)),
+                }
+            }
+        }
+        #[diagnostic::do_not_recommend]
+        impl<'a, $($t: FromValue + ToValue + Clone),+> Unbox<'a> for ($($t,)+) {
+            type Holder = Self;
+            fn unbox(holder: &'a Self) -> Self {
+                holder.clone()
+            }
+            fn boxed(&self) -> Value {
+                self.to_value()
+            }
+        }
+    };
+}
+
+tuple!(2: A a 0, B b 1);
+tuple!(3: A a 0, B b 1, C c 2);
+tuple!(4: A a 0, B b 1, C c 2, D d 3);
 
 #[cfg(test)]
 mod tests {
@@ -344,5 +406,33 @@ mod tests {
         );
         let err = Tensor::from_value(Value::Str("x".into())).unwrap_err();
         assert_eq!(err.to_string(), "expected Tensor, found str `\"x\"`");
+    }
+
+    #[test]
+    fn tuples_round_trip_element_by_element() {
+        let value = (3usize, true).to_value();
+        assert_eq!(value.to_string(), "(3, true)");
+        assert_eq!(<(usize, bool)>::from_value(value), Ok((3, true)));
+        let four = (1u8, 2i32, 3.5f64, String::from("x"));
+        assert_eq!(
+            <(u8, i32, f64, String)>::from_value(four.to_value()),
+            Ok(four)
+        );
+    }
+
+    #[test]
+    fn tuple_mismatches_name_the_arity_and_the_element() {
+        let err = <(usize, usize)>::from_value((1usize, 2usize, 3usize).to_value()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "expected a tuple of 2 values, found tuple `(1, 2, 3)`"
+        );
+        let err = <(usize, bool)>::from_value((1usize, 2usize).to_value()).unwrap_err();
+        assert_eq!(err.to_string(), "expected bool, found int `2`");
+        let err = <(usize, bool)>::from_value(Value::Int(1)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "expected a tuple of 2 values, found int `1`"
+        );
     }
 }

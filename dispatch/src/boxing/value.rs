@@ -24,6 +24,8 @@ pub enum Value {
     Str(String),
     /// A slice, `Vec` or array.
     List(Vec<Value>),
+    /// A tuple (2 to 4 elements), e.g. an op's `(Tensor, Tensor)` result; its elements in order.
+    Tuple(Vec<Value>),
     /// A tensor (a reference-counted handle; boxing does not copy its data).
     Tensor(Tensor),
     /// A device (factories such as `full` dispatch on it).
@@ -42,6 +44,7 @@ impl Value {
             Value::Float(_) => "float",
             Value::Str(_) => "str",
             Value::List(_) => "list",
+            Value::Tuple(_) => "tuple",
             Value::Tensor(_) => "Tensor",
             Value::Device(_) => "Device",
             Value::Custom(custom) => custom.type_name,
@@ -53,7 +56,7 @@ impl Value {
         match self {
             Value::Tensor(tensor) => tensor.keys(),
             Value::Device(device) => device.keys(),
-            Value::List(items) => items
+            Value::List(items) | Value::Tuple(items) => items
                 .iter()
                 .fold(DispatchKeySet::EMPTY, |keys, v| keys | v.dispatch_keys()),
             Value::Custom(custom) => custom.keys,
@@ -125,6 +128,16 @@ impl fmt::Display for Value {
                     write!(f, "{item}")?;
                 }
                 f.write_str("]")
+            }
+            Value::Tuple(items) => {
+                f.write_str("(")?;
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{item}")?;
+                }
+                f.write_str(")")
             }
             Value::Tensor(t) => write!(f, "Tensor{:?}@{}", t.shape(), t.device().name()),
             Value::Device(d) => f.write_str(d.name()),
