@@ -81,7 +81,7 @@ fn exp8(x: __m256) -> __m256 {
 pub fn exp_avx512(x: &Tensor) -> Result<Tensor> {
     let xs = host("exp", x)?;
     let (xc, xt) = xs.as_chunks::<LANES>();
-    let mut out = switchyard::cpu_buffer(xs.len());
+    let mut out = switchyard::cpu_buffer("exp", xs.len())?;
     let (oc, ot) = out.spare_capacity_mut()[..xs.len()].as_chunks_mut::<LANES>();
     for (o, a) in oc.iter_mut().zip(xc) {
         store_new(o, exp8(load(a)));
