@@ -15,7 +15,10 @@ use switchyard::ops::{
     add, exp, full, matmul, mean, neg, relu, sum, to, try_add, try_div, try_exp, try_full,
     try_matmul, try_mean, try_mul, try_neg, try_relu, try_sub, try_sum, try_to,
 };
-use switchyard::{BackendStorage, Device, DispatchError, DispatchKey, ErrorKind, Result, Tensor};
+use switchyard::{
+    BackendStorage, Device, DispatchError, DispatchKey, ErrorKind, Result, Stack, Tensor, Value,
+    call_boxed,
+};
 use switchyard_backends as _; // links the CPU kernels
 
 /// 2⁴⁶ floats: 2⁴⁸ bytes (256 TiB), more than any 64-bit process can map, whatever the
@@ -315,6 +318,23 @@ fn full_beyond_memory_is_an_error_naming_the_bytes_not_an_abort() {
             check_out_of_memory(&error, "full", FOUR_TIB * 4);
         }
     });
+}
+
+#[test]
+fn boxed_and_traced_calls_return_size_errors_too() {
+    // A boxed `full` whose shape overflows (each entry fits the boxed `Int`, the product does not).
+    let mut stack = Stack::new();
+    stack.push(Value::List(vec![Value::Int(1 << 62), Value::Int(8)]));
+    stack.push(1.0f32);
+    stack.push(Device::Cpu);
+    let error = call_boxed("full", &mut stack).unwrap_err();
+    check_size_overflow(&error, "full", &[&[1 << 62, 8]]);
+    // Through the tracing mode's boxed fallback: the kernel's error comes back unchanged.
+    let (x, y) = (empty(&[1 << 32, 0]), empty(&[0, 1 << 32]));
+    let (result, _) = switchyard::trace(|| try_matmul(&x, &y));
+    check_size_overflow(&result.unwrap_err(), "matmul", &[x.shape(), y.shape()]);
+    let (result, _) = switchyard::trace(|| try_full(&[UNMAPPABLE], 0.0, Device::Cpu));
+    check_out_of_memory(&result.unwrap_err(), "full", UNMAPPABLE * 4);
 }
 
 // ---- every op on empty and huge-but-empty shapes ----
