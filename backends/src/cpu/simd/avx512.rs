@@ -94,7 +94,7 @@ pub fn exp_avx512(x: &Tensor) -> Result<Tensor> {
         o.write(value);
     }
     // SAFETY: all `xs.len()` elements were written: the full chunks (`oc` and `xc` both have
-    // `len / LANES`) and then the tail (`ot`).
+    // `len / LANES`) and then the tail (`ot`), within the capacity (`[..xs.len()]`).
     unsafe { out.set_len(xs.len()) };
     Tensor::from_vec(out, x.shape())
 }
