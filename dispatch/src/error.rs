@@ -139,6 +139,23 @@ pub enum ErrorKind {
         /// What went wrong.
         message: String,
     },
+    /// An element count or byte size that does not fit: the product of a shape (or an output's
+    /// `m·n`) beyond `usize::MAX`, or its byte size beyond `isize::MAX`, the largest allocation.
+    SizeOverflow {
+        /// The op's name.
+        op: &'static str,
+        /// The shapes the size was computed from.
+        shapes: Vec<Vec<usize>>,
+        /// What overflowed, and which limit.
+        what: String,
+    },
+    /// The allocator could not provide memory for a result.
+    OutOfMemory {
+        /// The op's name.
+        op: &'static str,
+        /// How many bytes were asked for.
+        bytes: usize,
+    },
 }
 
 /// Why a call could not run. Plain op calls panic with this error's message; the `try_` form of
@@ -178,6 +195,23 @@ impl DispatchError {
         })
     }
 
+    /// An element count or byte size computed from `shapes` that does not fit (see
+    /// [`ErrorKind::SizeOverflow`]); `what` says which and the limit it passed.
+    #[cold]
+    pub fn size_overflow(op: &'static str, shapes: &[&[usize]], what: impl Into<String>) -> Self {
+        Self::new(ErrorKind::SizeOverflow {
+            op,
+            shapes: shapes.iter().map(|s| s.to_vec()).collect(),
+            what: what.into(),
+        })
+    }
+
+    /// An allocation of `bytes` for a result of `op` that failed.
+    #[cold]
+    pub fn out_of_memory(op: &'static str, bytes: usize) -> Self {
+        Self::new(ErrorKind::OutOfMemory { op, bytes })
+    }
+
     /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
         &self.kind
@@ -195,7 +229,9 @@ impl DispatchError {
             | ErrorKind::BoxedType { op, .. }
             | ErrorKind::Unboxed { op, .. }
             | ErrorKind::Shape { op, .. }
-            | ErrorKind::Kernel { op, .. } => op,
+            | ErrorKind::Kernel { op, .. }
+            | ErrorKind::SizeOverflow { op, .. }
+            | ErrorKind::OutOfMemory { op, .. } => op,
             ErrorKind::DuplicateFallback { .. } => "(every op)",
             ErrorKind::UnknownOp { .. } => "(unknown op)",
         }
@@ -341,7 +377,43 @@ impl fmt::Display for DispatchError {
             }
             ErrorKind::Shape { op, message } => write!(f, "op `{op}`: shape error: {message}"),
             ErrorKind::Kernel { op, message } => write!(f, "op `{op}`: {message}"),
+            ErrorKind::SizeOverflow { op, shapes, what } => {
+                let shapes: Vec<String> = shapes.iter().map(|s| format!("{s:?}")).collect();
+                let noun = if shapes.len() == 1 { "shape" } else { "shapes" };
+                write!(
+                    f,
+                    "op `{op}`: size overflow with {noun} {}: {what}",
+                    shapes.join(" and ")
+                )
+            }
+            ErrorKind::OutOfMemory { op, bytes } => write!(
+                f,
+                "op `{op}`: out of memory: the allocator refused {bytes} bytes ({}) for the result",
+                Binary(*bytes)
+            ),
         }
+    }
+}
+
+/// A byte count in binary units, for messages: `4 TiB`, `1.5 GiB`, `12 bytes`.
+struct Binary(usize);
+
+impl fmt::Display for Binary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+        let mut value = self.0 as f64;
+        if value < 1024.0 {
+            return write!(f, "{} bytes", self.0);
+        }
+        let mut unit = 0;
+        value /= 1024.0;
+        while value >= 1024.0 && unit + 1 < UNITS.len() {
+            value /= 1024.0;
+            unit += 1;
+        }
+        // One decimal, dropped when it is zero: `4 TiB`, `1.5 GiB`.
+        let text = format!("{value:.1}");
+        write!(f, "{} {}", text.trim_end_matches(".0"), UNITS[unit])
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::any::Any;
 use std::fmt;
+use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::Arc;
 
 use crate::device::{DType, Device};
@@ -12,7 +13,13 @@ use crate::key::DispatchKeySet;
 ///
 /// The backend that creates a tensor with [`Tensor::from_backend`] downcasts its own storage in its
 /// kernels with [`Tensor::backend_storage`]; the dispatcher itself never looks inside.
-pub trait BackendStorage: Any + Send + Sync + fmt::Debug {
+///
+/// Storage is `UnwindSafe` and `RefUnwindSafe`, so that a [`Tensor`] is too: a tensor is
+/// immutable once built, and `catch_unwind(|| op(&t))` needs no `AssertUnwindSafe`. Plain data
+/// has both; a storage holding handles that lack them (a GPU API's, with interior mutability)
+/// implements them itself (both are safe to implement) when, as for an immutable tensor's
+/// buffer, a caught panic cannot leave it half-changed.
+pub trait BackendStorage: Any + Send + Sync + UnwindSafe + RefUnwindSafe + fmt::Debug {
     /// Number of elements held.
     fn len(&self) -> usize;
 
@@ -31,9 +38,13 @@ enum Storage {
     Backend(Box<dyn BackendStorage>),
 }
 
+/// **Invariant:** `numel` is the product of `shape`, and its byte size (`numel · 4`) is at most
+/// `isize::MAX`; a CPU storage holds exactly `numel` values. Every constructor checks this, so
+/// kernels may compute any index below `numel` (and `numel · 4`) without overflow.
 #[derive(Debug)]
 struct TensorInner {
     keys: DispatchKeySet,
+    numel: usize,
     shape: Box<[usize]>,
     dtype: DType,
     device: Device,
@@ -59,15 +70,35 @@ pub struct Tensor {
     inner: Arc<TensorInner>,
 }
 
-fn numel_of(shape: &[usize]) -> usize {
-    shape.iter().product()
+/// The largest element count of an `f32` tensor: its bytes must fit `isize`, as every allocation's.
+const MAX_NUMEL: usize = isize::MAX as usize / size_of::<f32>();
+
+/// The element count of `shape` if `len` values fill it exactly, else an error naming `op`.
+fn filled_by(op: &'static str, len: usize, shape: &[usize]) -> Result<usize, DispatchError> {
+    let numel = Tensor::checked_numel(op, shape)?;
+    if len != numel {
+        return Err(DispatchError::shape(
+            op,
+            format!("{len} values cannot fill shape {shape:?} ({numel} elements)"),
+        ));
+    }
+    Ok(numel)
+}
+
+/// A copy of `data` in a fallibly allocated `Vec`.
+fn copy_of(op: &'static str, data: &[f32]) -> Result<Vec<f32>, DispatchError> {
+    let mut copy = crate::buffer_pool::cpu_buffer(op, data.len())?;
+    copy.extend_from_slice(data);
+    Ok(copy)
 }
 
 impl Tensor {
-    fn build(shape: &[usize], device: Device, storage: Storage) -> Tensor {
+    /// `numel` is `shape`'s checked element count.
+    fn build(shape: &[usize], numel: usize, device: Device, storage: Storage) -> Tensor {
         Tensor {
             inner: Arc::new(TensorInner {
                 keys: device.keys(),
+                numel,
                 shape: shape.into(),
                 dtype: DType::F32,
                 device,
@@ -76,58 +107,102 @@ impl Tensor {
         }
     }
 
-    /// A CPU tensor from row-major values; errors when `data.len()` is not the product of `shape`.
-    pub fn from_vec(data: Vec<f32>, shape: &[usize]) -> Result<Tensor, DispatchError> {
-        if data.len() != numel_of(shape) {
-            return Err(DispatchError::shape(
-                "Tensor::from_vec",
+    /// The element count of `shape`, or a [`ErrorKind::SizeOverflow`](crate::ErrorKind) error
+    /// naming `op` when it exceeds `usize::MAX` or its bytes (4 per `f32`) exceed `isize::MAX`,
+    /// the largest allocation. A shape with a zero dimension has 0 elements, whatever the others.
+    ///
+    /// Kernels that size an output from a shape they were given (a factory like `full`) call
+    /// this; every tensor's own [`Tensor::numel`] was checked when it was built.
+    pub fn checked_numel(op: &'static str, shape: &[usize]) -> Result<usize, DispatchError> {
+        if shape.contains(&0) {
+            return Ok(0);
+        }
+        let numel = shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .ok_or_else(|| {
+                DispatchError::size_overflow(op, &[shape], "the element count exceeds usize::MAX")
+            })?;
+        if numel > MAX_NUMEL {
+            return Err(DispatchError::size_overflow(
+                op,
+                &[shape],
                 format!(
-                    "{} values cannot fill shape {shape:?} ({} elements)",
-                    data.len(),
-                    numel_of(shape)
+                    "{numel} elements (4 bytes each) exceed isize::MAX bytes, the largest \
+                     allocation"
                 ),
             ));
         }
-        Ok(Tensor::build(shape, Device::Cpu, Storage::Cpu(data)))
+        Ok(numel)
     }
 
-    /// A CPU tensor copied from a slice; errors like [`Tensor::from_vec`].
+    /// A CPU tensor from row-major values; errors when `data.len()` is not the product of `shape`
+    /// (or that product overflows).
+    pub fn from_vec(data: Vec<f32>, shape: &[usize]) -> Result<Tensor, DispatchError> {
+        let numel = filled_by("Tensor::from_vec", data.len(), shape)?;
+        Ok(Tensor::build(shape, numel, Device::Cpu, Storage::Cpu(data)))
+    }
+
+    /// A CPU tensor copied from a slice; errors like [`Tensor::from_vec`], or when the copy
+    /// cannot be allocated.
     pub fn from_slice(data: &[f32], shape: &[usize]) -> Result<Tensor, DispatchError> {
-        Tensor::from_vec(data.to_vec(), shape)
+        const OP: &str = "Tensor::from_slice";
+        let numel = filled_by(OP, data.len(), shape)?;
+        let data = copy_of(OP, data)?;
+        Ok(Tensor::build(shape, numel, Device::Cpu, Storage::Cpu(data)))
     }
 
-    /// A 1-dimensional CPU tensor holding `data`.
+    /// A 1-dimensional CPU tensor holding `data`. Panics if the copy cannot be allocated.
+    #[track_caller]
     pub fn vector(data: &[f32]) -> Tensor {
-        Tensor::build(&[data.len()], Device::Cpu, Storage::Cpu(data.to_vec()))
+        Tensor::from_slice(data, &[data.len()]).unwrap_or_else(|e| e.panic())
     }
 
     /// A 0-dimensional CPU tensor holding `value`.
     pub fn scalar(value: f32) -> Tensor {
-        Tensor::build(&[], Device::Cpu, Storage::Cpu(vec![value]))
+        Tensor::build(&[], 1, Device::Cpu, Storage::Cpu(vec![value]))
     }
 
-    /// A CPU tensor whose element at row-major index `i` is `f(i)`.
+    /// A CPU tensor whose element at row-major index `i` is `f(i)`. Panics with the error of
+    /// [`Tensor::try_from_fn`].
+    #[track_caller]
     pub fn from_fn(shape: &[usize], f: impl FnMut(usize) -> f32) -> Tensor {
-        let data = (0..numel_of(shape)).map(f).collect();
-        Tensor::build(shape, Device::Cpu, Storage::Cpu(data))
+        Tensor::try_from_fn(shape, f).unwrap_or_else(|e| e.panic())
+    }
+
+    /// A CPU tensor whose element at row-major index `i` is `f(i)`; errors when the shape's
+    /// element count overflows or its memory cannot be allocated (saying how many bytes).
+    pub fn try_from_fn(
+        shape: &[usize],
+        f: impl FnMut(usize) -> f32,
+    ) -> Result<Tensor, DispatchError> {
+        const OP: &str = "Tensor::from_fn";
+        let numel = Tensor::checked_numel(OP, shape)?;
+        let mut data = crate::buffer_pool::cpu_buffer(OP, numel)?;
+        // Room for all `numel` values is reserved: this never reallocates.
+        data.extend((0..numel).map(f));
+        Ok(Tensor::build(shape, numel, Device::Cpu, Storage::Cpu(data)))
     }
 
     /// A tensor on a non-CPU device whose data a backend holds. Errors when the storage's length
-    /// does not fit `shape`, or when `device` is the CPU (CPU tensors hold a `Vec<f32>`).
+    /// does not fit `shape` (or the shape's element count overflows), or when `device` is the CPU
+    /// (CPU tensors hold a `Vec<f32>`).
     pub fn from_backend(
         storage: impl BackendStorage,
         shape: &[usize],
         device: Device,
     ) -> Result<Tensor, DispatchError> {
+        const OP: &str = "Tensor::from_backend";
         if device == Device::Cpu {
             return Err(DispatchError::kernel(
-                "Tensor::from_backend",
+                OP,
                 "CPU tensors hold host memory; build them with `Tensor::from_vec`",
             ));
         }
-        if storage.len() != numel_of(shape) {
+        let numel = Tensor::checked_numel(OP, shape)?;
+        if storage.len() != numel {
             return Err(DispatchError::shape(
-                "Tensor::from_backend",
+                OP,
                 format!(
                     "storage of {} elements cannot fill shape {shape:?}",
                     storage.len()
@@ -136,6 +211,7 @@ impl Tensor {
         }
         Ok(Tensor::build(
             shape,
+            numel,
             device,
             Storage::Backend(Box::new(storage)),
         ))
@@ -157,9 +233,9 @@ impl Tensor {
         self.inner.shape.len()
     }
 
-    /// Number of elements.
+    /// Number of elements (checked when the tensor was built: at most `isize::MAX / 4`).
     pub fn numel(&self) -> usize {
-        numel_of(&self.inner.shape)
+        self.inner.numel
     }
 
     /// The element type.
@@ -188,10 +264,11 @@ impl Tensor {
         }
     }
 
-    /// The values, copied to host memory in row-major order.
+    /// The values, copied to host memory in row-major order; errors when the backend cannot read
+    /// them back or the copy cannot be allocated.
     pub fn try_to_vec(&self) -> Result<Vec<f32>, DispatchError> {
         match &self.inner.storage {
-            Storage::Cpu(data) => Ok(data.clone()),
+            Storage::Cpu(data) => copy_of("Tensor::to_vec", data),
             Storage::Backend(storage) => storage.to_host(),
         }
     }
@@ -236,37 +313,95 @@ impl fmt::Debug for Tensor {
     }
 }
 
-/// Prints values nested by dimension, like `[[1, 2], [3, 4]]`; long dimensions are elided.
+/// Prints values nested by dimension, like `[[1, 2], [3, 4]]`; an empty tensor prints `[]`.
+///
+/// Large tensors are summarised as PyTorch does: above 1000 elements, a dimension longer than 6
+/// shows its first and last 3 entries with `...` between; and at most 1000 values are printed in
+/// all (many short dimensions end in a `...` where that budget runs out). So printing reads a bounded number of
+/// values, whatever the element count: a CPU tensor's values are indexed in place, and a device
+/// tensor is read back only when it has any.
 impl fmt::Display for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.try_to_vec() {
-            Ok(values) => write_nested(f, self.shape(), &values),
-            Err(e) => write!(f, "<values unavailable: {e}>"),
+        if self.numel() == 0 {
+            return f.write_str("[]");
         }
+        let host;
+        let values = match &self.inner.storage {
+            Storage::Cpu(data) => data.as_slice(),
+            Storage::Backend(storage) => match storage.to_host() {
+                Ok(values) => {
+                    host = values;
+                    host.as_slice()
+                }
+                Err(e) => return write!(f, "<values unavailable: {e}>"),
+            },
+        };
+        if values.len() != self.numel() {
+            return write!(
+                f,
+                "<values unavailable: the backend read back {} of {} values>",
+                values.len(),
+                self.numel()
+            );
+        }
+        let mut printer = Printer {
+            values,
+            summarise: self.numel() > SUMMARY_THRESHOLD,
+            budget: SUMMARY_THRESHOLD,
+        };
+        printer.write(f, self.shape(), 0)
     }
 }
 
-const SHOWN_PER_DIM: usize = 6;
+/// Above this many elements a tensor is summarised (PyTorch's `threshold`); also the most values
+/// a summary prints.
+const SUMMARY_THRESHOLD: usize = 1000;
+/// Entries shown at each end of a summarised dimension (PyTorch's `edgeitems`).
+const EDGE_ITEMS: usize = 3;
 
-fn write_nested(f: &mut fmt::Formatter<'_>, shape: &[usize], values: &[f32]) -> fmt::Result {
-    let Some((&len, rest)) = shape.split_first() else {
-        return write!(f, "{}", values.first().copied().unwrap_or(f32::NAN));
-    };
-    let stride = numel_of(rest);
-    f.write_str("[")?;
-    for i in 0..len {
-        if len > SHOWN_PER_DIM && i == SHOWN_PER_DIM / 2 {
-            f.write_str(", …")?;
+/// Writes a non-empty tensor's values (`values.len()` is the product of the shape, so every
+/// offset below is in bounds and no product overflows).
+struct Printer<'v> {
+    values: &'v [f32],
+    summarise: bool,
+    /// Values that may still be printed.
+    budget: usize,
+}
+
+impl Printer<'_> {
+    /// The sub-tensor of `shape` that starts at element `offset`.
+    fn write(&mut self, f: &mut fmt::Formatter<'_>, shape: &[usize], offset: usize) -> fmt::Result {
+        let Some((&len, rest)) = shape.split_first() else {
+            self.budget -= 1;
+            return write!(f, "{}", self.values[offset]);
+        };
+        // The elements one step along this dimension spans (a factor of the checked element count).
+        let stride: usize = rest.iter().product();
+        // The entries shown: all, or both ends (two ranges, never a walk over the whole length).
+        let (head, tail) = if self.summarise && len > 2 * EDGE_ITEMS {
+            (EDGE_ITEMS, len - EDGE_ITEMS)
+        } else {
+            (len, len)
+        };
+        let shown = (0..head).chain(tail..len);
+        f.write_str("[")?;
+        let mut previous = None;
+        for i in shown {
+            if previous.is_some() {
+                f.write_str(", ")?;
+            }
+            if self.budget == 0 {
+                f.write_str("...")?;
+                break;
+            }
+            if previous.is_some_and(|p| p + 1 != i) {
+                f.write_str("..., ")?;
+            }
+            self.write(f, rest, offset + i * stride)?;
+            previous = Some(i);
         }
-        if len > SHOWN_PER_DIM && i >= SHOWN_PER_DIM / 2 && i < len - SHOWN_PER_DIM / 2 {
-            continue;
-        }
-        if i > 0 {
-            f.write_str(", ")?;
-        }
-        write_nested(f, rest, &values[i * stride..(i + 1) * stride])?;
+        f.write_str("]")
     }
-    f.write_str("]")
 }
 
 #[cfg(test)]
@@ -298,8 +433,13 @@ mod tests {
         assert_eq!(t.to_string(), "[[0, 1], [2, 3]]");
         assert_eq!(Tensor::scalar(1.5).to_string(), "1.5");
         assert_eq!(Tensor::vector(&[]).to_string(), "[]");
-        let long = Tensor::from_fn(&[10], |i| i as f32);
-        assert_eq!(long.to_string(), "[0, 1, 2, …, 7, 8, 9]");
+        // Summarised as PyTorch does (changed with issue 9: above 1000 elements, not above 6 per
+        // dimension, and `...` for `…`): 10 elements print in full, 1001 do not.
+        let short = Tensor::from_fn(&[10], |i| i as f32);
+        assert_eq!(short.to_string(), "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]");
+        let long = Tensor::from_fn(&[1001], |i| i as f32);
+        assert_eq!(long.to_string(), "[0, 1, 2, ..., 998, 999, 1000]");
+        assert_eq!(Tensor::from_fn(&[2, 0], |_| 1.0).to_string(), "[]");
     }
 
     #[derive(Debug)]

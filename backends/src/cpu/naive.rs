@@ -31,17 +31,24 @@ pub fn same_shape(op: &'static str, x: &Tensor, y: &Tensor) -> Result<()> {
     }
 }
 
+/// `values` collected into a fallibly allocated buffer of exactly `len` (their count): an
+/// output the allocator refuses is an error naming `op` and the bytes, not an abort.
+fn collect(op: &'static str, len: usize, values: impl Iterator<Item = f32>) -> Result<Vec<f32>> {
+    let mut out = switchyard::cpu_buffer(op, len)?;
+    out.extend(values);
+    Ok(out)
+}
+
 fn binary(op: &'static str, x: &Tensor, y: &Tensor, f: impl Fn(f32, f32) -> f32) -> Result<Tensor> {
     same_shape(op, x, y)?;
     let (xs, ys) = (host(op, x)?, host(op, y)?);
-    Tensor::from_vec(
-        xs.iter().zip(ys).map(|(&a, &b)| f(a, b)).collect(),
-        x.shape(),
-    )
+    let out = collect(op, xs.len(), xs.iter().zip(ys).map(|(&a, &b)| f(a, b)))?;
+    Tensor::from_vec(out, x.shape())
 }
 
 fn unary(op: &'static str, x: &Tensor, f: impl Fn(f32) -> f32) -> Result<Tensor> {
-    Tensor::from_vec(host(op, x)?.iter().map(|&a| f(a)).collect(), x.shape())
+    let xs = host(op, x)?;
+    Tensor::from_vec(collect(op, xs.len(), xs.iter().map(|&a| f(a)))?, x.shape())
 }
 
 #[kernel(op = "add", key = CpuNaive)]
@@ -98,8 +105,11 @@ fn mean_naive(x: &Tensor) -> Result<Tensor> {
     ))
 }
 
-#[kernel(op = "matmul", key = CpuNaive)]
-fn matmul_naive(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+/// `(m, k, n)` of `x: [m, k]` times `y: [k, n]` and the result's element count `m·n`, or a shape
+/// error, or a size overflow when `m·n` does not fit (`[2³², 0] × [0, 2³²]`: both operands are
+/// empty, the result would hold 2⁶⁴ elements). `m·k` and `k·n` fit: they are the operands' own
+/// element counts, checked when they were built.
+pub(crate) fn matmul_dims(x: &Tensor, y: &Tensor) -> Result<(usize, usize, usize, usize)> {
     let (m, k, n) = match (x.shape(), y.shape()) {
         (&[m, k], &[k2, n]) if k == k2 => (m, k, n),
         (a, b) => {
@@ -109,13 +119,36 @@ fn matmul_naive(x: &Tensor, y: &Tensor) -> Result<Tensor> {
             ));
         }
     };
+    let len = match m.checked_mul(n) {
+        None => Err(format!(
+            "the result's element count {m} × {n} exceeds usize::MAX"
+        )),
+        Some(len) => Tensor::checked_numel("matmul", &[len]).map_err(|_| {
+            format!(
+                "the result's {len} elements (4 bytes each) exceed isize::MAX bytes, the largest \
+                 allocation"
+            )
+        }),
+    }
+    .map_err(|what| DispatchError::size_overflow("matmul", &[x.shape(), y.shape()], what))?;
+    Ok((m, k, n, len))
+}
+
+#[kernel(op = "matmul", key = CpuNaive)]
+fn matmul_naive(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let (m, k, n, len) = matmul_dims(x, y)?;
     let (xs, ys) = (host("matmul", x)?, host("matmul", y)?);
-    let mut out = vec![0.0f32; m * n];
-    for i in 0..m {
-        for p in 0..k {
-            let a = xs[i * k + p];
-            for j in 0..n {
-                out[i * n + j] += a * ys[p * n + j];
+    let mut out = switchyard::cpu_buffer("matmul", len)?;
+    out.resize(len, 0.0);
+    // With `k = 0` every element is an empty sum, and `m` may be huge (`[2⁴⁰, 0] × [0, 0]`):
+    // the loops below run only when there is something to add.
+    if k > 0 && n > 0 {
+        for i in 0..m {
+            for p in 0..k {
+                let a = xs[i * k + p];
+                for j in 0..n {
+                    out[i * n + j] += a * ys[p * n + j];
+                }
             }
         }
     }
@@ -123,8 +156,11 @@ fn matmul_naive(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 }
 
 #[kernel(op = "full", key = CpuNaive)]
-fn full_naive(shape: &[usize], value: f32, _device: Device) -> Tensor {
-    Tensor::from_fn(shape, |_| value)
+fn full_naive(shape: &[usize], value: f32, _device: Device) -> Result<Tensor> {
+    let len = Tensor::checked_numel("full", shape)?;
+    let mut out = switchyard::cpu_buffer("full", len)?;
+    out.resize(len, value);
+    Tensor::from_vec(out, shape)
 }
 
 /// CPU to CPU: tensors are immutable, so the copy is the same tensor. Moves that involve another

@@ -341,6 +341,7 @@ impl Context {
         if len == 0 {
             return self.take_errors(op).map(|()| Vec::new());
         }
+        // `len` is a tensor's checked element count: its bytes fit (at most `isize::MAX`).
         let bytes = len as u64 * 4;
         let staging = self.pooled(Kind::Readback, bytes);
         {
@@ -375,8 +376,16 @@ impl Context {
         let values = staging
             .buffer()
             .get_mapped_range(0..bytes)
-            .map(|view| bytemuck::pod_collect_to_vec::<u8, f32>(&view))
-            .map_err(|e| DispatchError::kernel(op, format!("wgpu mapped range: {e}")));
+            .map_err(|e| DispatchError::kernel(op, format!("wgpu mapped range: {e}")))
+            .and_then(|view| {
+                // Into a fallibly allocated buffer: a read the host cannot hold is an error.
+                let mut values = switchyard::cpu_buffer(op, len)?;
+                values.extend(
+                    view.chunks_exact(4)
+                        .map(bytemuck::pod_read_unaligned::<f32>),
+                );
+                Ok(values)
+            });
         staging.buffer().unmap();
         values
     }

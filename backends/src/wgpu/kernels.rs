@@ -9,7 +9,7 @@ use super::pipelines::{
     ELEMENTWISE_WORKGROUP, Kernel, MATMUL_TILE, REDUCE_PER_THREAD, REDUCE_WORKGROUP,
 };
 use super::storage::WgpuStorage;
-use crate::cpu::naive::same_shape;
+use crate::cpu::naive::{matmul_dims, same_shape};
 
 /// Workgroups per grid dimension that every adapter supports.
 const MAX_GROUPS: u64 = 65_535;
@@ -25,9 +25,15 @@ fn storage<'t>(op: &'static str, x: &'t Tensor) -> Result<&'t WgpuStorage> {
     })
 }
 
-fn gpu_tensor(buffer: PooledBuffer, shape: &[usize]) -> Result<Tensor> {
-    let len = shape.iter().product();
+/// A GPU tensor of `shape` whose values are the first `len` (its checked element count) of `buffer`.
+fn gpu_tensor(buffer: PooledBuffer, len: usize, shape: &[usize]) -> Result<Tensor> {
     Tensor::from_backend(WgpuStorage::new(buffer, len), shape, Device::Wgpu)
+}
+
+/// The bytes of `len` `f32`s. `len` is a tensor's checked element count, so the product fits
+/// (it is at most `isize::MAX`).
+fn bytes(len: usize) -> u64 {
+    len as u64 * 4
 }
 
 /// `value` as a shader's `u32` parameter.
@@ -63,8 +69,9 @@ fn elementwise(
     shape: &[usize],
     scalar: f32,
 ) -> Result<Tensor> {
+    // `full`'s shape comes from the caller: its element count is checked here.
+    let len = Tensor::checked_numel(op, shape)?;
     let gpu = context(op)?;
-    let len: usize = shape.iter().product();
     let mut bindings = Vec::with_capacity(inputs.len() + 1);
     for x in inputs {
         bindings.push(storage(op, x)?.binding());
@@ -72,7 +79,7 @@ fn elementwise(
     let out = gpu.alloc(op, len)?;
     if len > 0 {
         let groups = grid(op, (len as u64).div_ceil(ELEMENTWISE_WORKGROUP))?;
-        bindings.push((out.buffer(), len as u64 * 4));
+        bindings.push((out.buffer(), bytes(len)));
         let params = Params {
             n: param(op, len as u64)?,
             scalar,
@@ -80,7 +87,7 @@ fn elementwise(
         };
         gpu.dispatch(kernel, &bindings, params, groups);
     }
-    gpu_tensor(out, shape)
+    gpu_tensor(out, len, shape)
 }
 
 fn binary(op: &'static str, kernel: Kernel, x: &Tensor, y: &Tensor) -> Result<Tensor> {
@@ -172,7 +179,7 @@ fn reduce(op: &'static str, x: &Tensor, scale_by_len: bool) -> Result<Tensor> {
         input = (partials.buffer(), groups * 4);
         len = groups;
     }
-    gpu_tensor(partials, &[])
+    gpu_tensor(partials, 1, &[])
 }
 
 #[kernel(op = "sum", key = Wgpu)]
@@ -187,19 +194,13 @@ fn mean_wgpu(x: &Tensor) -> Result<Tensor> {
 
 #[kernel(op = "matmul", key = Wgpu)]
 fn matmul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    let (m, k, n) = match (x.shape(), y.shape()) {
-        (&[m, k], &[k2, n]) if k == k2 => (m as u64, k as u64, n as u64),
-        (a, b) => {
-            return Err(DispatchError::shape(
-                "matmul",
-                format!("expected [m, k] and [k, n], got {a:?} and {b:?}"),
-            ));
-        }
-    };
+    // The result's element count `m·n` is checked (the CPU backend's shape and size rules).
+    let (m, k, n, len) = matmul_dims(x, y)?;
+    let (shape, m, k, n) = ([m, n], m as u64, k as u64, n as u64);
     let gpu = context("matmul")?;
     let (xs, ys) = (storage("matmul", x)?, storage("matmul", y)?);
-    let out = gpu.alloc("matmul", (m * n) as usize)?;
-    if m * n > 0 {
+    let out = gpu.alloc("matmul", len)?;
+    if len > 0 {
         let groups = [n.div_ceil(MATMUL_TILE), m.div_ceil(MATMUL_TILE)];
         if groups.iter().any(|&g| g > MAX_GROUPS) {
             return Err(DispatchError::kernel(
@@ -215,12 +216,12 @@ fn matmul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
         };
         gpu.dispatch(
             Kernel::Matmul,
-            &[xs.binding(), ys.binding(), (out.buffer(), m * n * 4)],
+            &[xs.binding(), ys.binding(), (out.buffer(), bytes(len))],
             params,
             groups.map(|g| g as u32),
         );
     }
-    gpu_tensor(out, &[m as usize, n as usize])
+    gpu_tensor(out, len, &shape)
 }
 
 /// Copies between the CPU (or any device whose storage can be read back to the host) and the
@@ -236,7 +237,7 @@ fn to_wgpu(x: &Tensor, device: Device) -> Result<Tensor> {
                 Some(values) => gpu.upload("to", values)?,
                 None => gpu.upload("to", &x.try_to_vec()?)?,
             };
-            gpu_tensor(buffer, x.shape())
+            gpu_tensor(buffer, x.numel(), x.shape())
         }
         (from, to) => Err(DispatchError::kernel(
             "to",

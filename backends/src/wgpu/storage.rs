@@ -32,6 +32,13 @@ impl WgpuStorage {
     }
 }
 
+/// A tensor's storage is never mutated through a shared handle (kernels write only new output
+/// buffers), so a panic caught with `catch_unwind` cannot leave one half-changed. wgpu's handles
+/// are not marked unwind-safe only because they hold `Arc<dyn …>` internally; the pool and the
+/// context they reach lock their state and recover from poisoning.
+impl std::panic::UnwindSafe for WgpuStorage {}
+impl std::panic::RefUnwindSafe for WgpuStorage {}
+
 impl fmt::Debug for WgpuStorage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WgpuStorage")

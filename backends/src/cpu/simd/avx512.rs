@@ -81,7 +81,7 @@ fn exp8(x: __m256) -> __m256 {
 pub fn exp_avx512(x: &Tensor) -> Result<Tensor> {
     let xs = host("exp", x)?;
     let (xc, xt) = xs.as_chunks::<LANES>();
-    let mut out = switchyard::cpu_buffer(xs.len());
+    let mut out = switchyard::cpu_buffer("exp", xs.len())?;
     let (oc, ot) = out.spare_capacity_mut()[..xs.len()].as_chunks_mut::<LANES>();
     for (o, a) in oc.iter_mut().zip(xc) {
         store_new(o, exp8(load(a)));
@@ -94,7 +94,7 @@ pub fn exp_avx512(x: &Tensor) -> Result<Tensor> {
         o.write(value);
     }
     // SAFETY: all `xs.len()` elements were written: the full chunks (`oc` and `xc` both have
-    // `len / LANES`) and then the tail (`ot`).
+    // `len / LANES`) and then the tail (`ot`), within the capacity (`[..xs.len()]`).
     unsafe { out.set_len(xs.len()) };
     Tensor::from_vec(out, x.shape())
 }

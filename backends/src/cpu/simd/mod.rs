@@ -37,19 +37,6 @@ mod matmul;
 #[cfg(target_arch = "aarch64")]
 pub mod neon;
 
-use switchyard::{DispatchError, Result, Tensor};
-
-/// `(m, k, n)` of `x: [m, k]` times `y: [k, n]`, or the naive backend's shape error.
-pub(crate) fn matmul_dims(x: &Tensor, y: &Tensor) -> Result<(usize, usize, usize)> {
-    match (x.shape(), y.shape()) {
-        (&[m, k], &[k2, n]) if k == k2 => Ok((m, k, n)),
-        (a, b) => Err(DispatchError::shape(
-            "matmul",
-            format!("expected [m, k] and [k, n], got {a:?} and {b:?}"),
-        )),
-    }
-}
-
 /// Adds up per-lane `f64` partial sums in a fixed (pairwise) order, then the scalar tail.
 pub(crate) fn finish_sum(partials: &mut [f64], tail: &[f32]) -> f64 {
     let mut width = partials.len();

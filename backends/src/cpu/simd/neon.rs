@@ -62,7 +62,7 @@ macro_rules! binary {
             same_shape($op, x, y)?;
             let (xs, ys) = (host($op, x)?, host($op, y)?);
             let ((xc, xt), (yc, yt)) = (xs.as_chunks::<LANES>(), ys.as_chunks::<LANES>());
-            let mut out = switchyard::cpu_buffer(xs.len());
+            let mut out = switchyard::cpu_buffer($op, xs.len())?;
             let (oc, ot) = out.spare_capacity_mut()[..xs.len()].as_chunks_mut::<LANES>();
             for ((o, a), b) in oc.iter_mut().zip(xc).zip(yc) {
                 store_new(o, $vector(load(a), load(b)));
@@ -73,7 +73,9 @@ macro_rules! binary {
                 o.write(value);
             }
             // SAFETY: all `xs.len()` elements were written: the full chunks (`oc`, `xc` and `yc`
-            // all have `len / LANES`) and then the tail (`ot`).
+            // all have `len / LANES`: `ys.len() == xs.len()`, as `x` and `y` have one shape and a
+            // tensor holds exactly its shape's element count) and then the tail (`ot`); the
+            // capacity is at least `xs.len()` (`cpu_buffer`'s promise, and `[..xs.len()]` above).
             unsafe { out.set_len(xs.len()) };
             Tensor::from_vec(out, x.shape())
         }
@@ -93,7 +95,7 @@ macro_rules! unary {
         pub fn $name(x: &Tensor) -> Result<Tensor> {
             let xs = host($op, x)?;
             let (xc, xt) = xs.as_chunks::<LANES>();
-            let mut out = switchyard::cpu_buffer(xs.len());
+            let mut out = switchyard::cpu_buffer($op, xs.len())?;
             let (oc, ot) = out.spare_capacity_mut()[..xs.len()].as_chunks_mut::<LANES>();
             for (o, a) in oc.iter_mut().zip(xc) {
                 store_new(o, $vector(load(a)));
@@ -104,7 +106,7 @@ macro_rules! unary {
                 o.write(value);
             }
             // SAFETY: all `xs.len()` elements were written: the full chunks (`oc` and `xc` both
-            // have `len / LANES`) and then the tail (`ot`).
+            // have `len / LANES`) and then the tail (`ot`), within the capacity (`[..xs.len()]`).
             unsafe { out.set_len(xs.len()) };
             Tensor::from_vec(out, x.shape())
         }
