@@ -5,6 +5,7 @@
 
 use std::cell::Cell;
 
+use crate::diag::stderr_line;
 use crate::key::{DispatchKey, DispatchKeySet};
 use crate::resolve::SlotOrigin;
 use crate::runtime::trace_enabled;
@@ -20,11 +21,11 @@ pub(crate) fn dispatch(op: &str, keys: DispatchKeySet, index: Option<usize>, ori
     let chosen = index
         .and_then(DispatchKey::from_index)
         .map_or("(no keys: composite)", DispatchKey::name);
-    eprintln!(
+    stderr_line(format_args!(
         "[switchyard] {:indent$}{op} keys={keys} -> {chosen} {origin}",
         "",
         indent = 2 * depth
-    );
+    ));
 }
 
 /// While the dispatch trace is on, one level of nesting for the kernel about to run.
