@@ -296,18 +296,37 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         keys: DispatchKeySet,
         arg_keys: DispatchKeySet,
     ) -> Result<F, DispatchError> {
-        let (index, kernel) = self.choose(table, keys, arg_keys)?;
+        let chosen = self.choose(table, keys, arg_keys);
         if runtime::trace_enabled() {
-            self.log_dispatch(table, keys, index);
+            let index = self.log_dispatch(table, keys, chosen.as_ref().map(|(i, _)| *i));
+            // A boxed fallback's typed slot is the op's boxing adapter, which continues this
+            // dispatch boxed with the same keys: `run_boxed` must not print it again.
+            let boxed = index.is_some_and(|i| table.boxed[i].is_some());
+            trace_log::hand_off(boxed.then_some((self.info.name, keys)));
         }
-        Ok(kernel)
+        chosen.map(|(_, kernel)| kernel)
     }
 
-    /// One `SWITCHYARD_TRACE` line: what `keys` selected in `table`.
+    /// One `SWITCHYARD_TRACE` line: what `keys` selected in `table`, or the error. Returns the
+    /// slot printed, if any.
     #[cold]
-    fn log_dispatch(&'static self, table: &Table<F>, keys: DispatchKeySet, index: Option<usize>) {
-        let origin = index.map_or(SlotOrigin::Composite, |i| table.origins[i]);
-        trace_log::dispatch(self.info.name, keys, index, origin);
+    fn log_dispatch(
+        &'static self,
+        table: &Table<F>,
+        keys: DispatchKeySet,
+        chosen: Result<Option<usize>, &DispatchError>,
+    ) -> Option<usize> {
+        match chosen {
+            Ok(index) => {
+                let origin = index.map_or(SlotOrigin::Composite, |i| table.origins[i]);
+                trace_log::dispatch(self.info.name, keys, index, origin);
+                index
+            }
+            Err(error) => {
+                trace_log::failure(self.info.name, keys, error);
+                None
+            }
+        }
     }
 
     /// The slot index (`None`: the no-keys slot) and kernel for `keys`.
@@ -351,10 +370,14 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
 
     #[cold]
     fn device_mismatch(&'static self, arg_keys: DispatchKeySet) -> DispatchError {
-        DispatchError::new(ErrorKind::DeviceMismatch {
+        let error = DispatchError::new(ErrorKind::DeviceMismatch {
             op: self.info.name,
             devices: Device::in_keys(arg_keys).collect(),
-        })
+        });
+        if runtime::trace_enabled() {
+            trace_log::failure(self.info.name, arg_keys, &error);
+        }
+        error
     }
 
     #[cold]
@@ -565,11 +588,16 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     ) -> Result<(), DispatchError> {
         let boxing = self.boxing()?;
         let table = self.current();
-        let (index, kernel) = self.choose(&table, keys, arg_keys)?;
-        if runtime::trace_enabled() {
-            self.log_dispatch(&table, keys, index);
+        let chosen = self.choose(&table, keys, arg_keys);
+        // The boxed step of a typed call that reached a boxed fallback was printed (and its
+        // level entered) by the typed path.
+        let new_dispatch =
+            runtime::trace_enabled() && !trace_log::continues_typed(self.info.name, keys);
+        if new_dispatch {
+            self.log_dispatch(&table, keys, chosen.as_ref().map(|(i, _)| *i));
         }
-        let _depth = trace_log::enter();
+        let (index, kernel) = chosen?;
+        let _depth = new_dispatch.then(trace_log::enter);
         match index.and_then(|i| table.boxed[i]) {
             Some(fallback) => fallback(&OpHandle::new(self), keys, stack),
             None => (boxing.call_unboxed)(kernel, keys, stack),
