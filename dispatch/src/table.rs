@@ -296,37 +296,52 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         keys: DispatchKeySet,
         arg_keys: DispatchKeySet,
     ) -> Result<F, DispatchError> {
-        let chosen = self.choose(table, keys, arg_keys);
+        let (index, kernel) = match self.choose(table, keys, arg_keys) {
+            Ok(chosen) => chosen,
+            Err(error) => return Err(self.log_failure(keys, error)),
+        };
         if runtime::trace_enabled() {
-            let index = self.log_dispatch(table, keys, chosen.as_ref().map(|(i, _)| *i));
+            self.log_dispatch(table, keys, index);
             // A boxed fallback's typed slot is the op's boxing adapter, which continues this
             // dispatch boxed with the same keys: `run_boxed` must not print it again.
             let boxed = index.is_some_and(|i| table.boxed[i].is_some());
             trace_log::hand_off(boxed.then_some((self.info.name, keys)));
         }
-        chosen.map(|(_, kernel)| kernel)
+        Ok(kernel)
     }
 
-    /// One `SWITCHYARD_TRACE` line: what `keys` selected in `table`, or the error. Returns the
-    /// slot printed, if any.
+    /// One `SWITCHYARD_TRACE` line: what `keys` selected in `table`.
     #[cold]
-    fn log_dispatch(
+    fn log_dispatch(&'static self, table: &Table<F>, keys: DispatchKeySet, index: Option<usize>) {
+        let origin = index.map_or(SlotOrigin::Composite, |i| table.origins[i]);
+        trace_log::dispatch(self.info.name, keys, index, origin);
+    }
+
+    /// A failed dispatch's `SWITCHYARD_TRACE` line, if the trace is on; returns the error.
+    #[cold]
+    fn log_failure(&'static self, keys: DispatchKeySet, error: DispatchError) -> DispatchError {
+        if runtime::trace_enabled() {
+            trace_log::hand_off(None);
+            trace_log::failure(self.info.name, keys, &error);
+        }
+        error
+    }
+
+    /// The `SWITCHYARD_TRACE` line of a boxed dispatch and its nesting level; neither when it is
+    /// the boxed step of a typed call that reached a boxed fallback, which the typed path printed
+    /// (and entered).
+    #[cold]
+    fn trace_boxed(
         &'static self,
         table: &Table<F>,
         keys: DispatchKeySet,
-        chosen: Result<Option<usize>, &DispatchError>,
-    ) -> Option<usize> {
-        match chosen {
-            Ok(index) => {
-                let origin = index.map_or(SlotOrigin::Composite, |i| table.origins[i]);
-                trace_log::dispatch(self.info.name, keys, index, origin);
-                index
-            }
-            Err(error) => {
-                trace_log::failure(self.info.name, keys, error);
-                None
-            }
+        index: Option<usize>,
+    ) -> Option<trace_log::DepthGuard> {
+        if trace_log::continues_typed(self.info.name, keys) {
+            return None;
         }
+        self.log_dispatch(table, keys, index);
+        trace_log::enter()
     }
 
     /// The slot index (`None`: the no-keys slot) and kernel for `keys`.
@@ -374,10 +389,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
             op: self.info.name,
             devices: Device::in_keys(arg_keys).collect(),
         });
-        if runtime::trace_enabled() {
-            trace_log::failure(self.info.name, arg_keys, &error);
-        }
-        error
+        self.log_failure(arg_keys, error)
     }
 
     #[cold]
@@ -588,16 +600,15 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     ) -> Result<(), DispatchError> {
         let boxing = self.boxing()?;
         let table = self.current();
-        let chosen = self.choose(&table, keys, arg_keys);
-        // The boxed step of a typed call that reached a boxed fallback was printed (and its
-        // level entered) by the typed path.
-        let new_dispatch =
-            runtime::trace_enabled() && !trace_log::continues_typed(self.info.name, keys);
-        if new_dispatch {
-            self.log_dispatch(&table, keys, chosen.as_ref().map(|(i, _)| *i));
-        }
-        let (index, kernel) = chosen?;
-        let _depth = new_dispatch.then(trace_log::enter);
+        let (index, kernel) = match self.choose(&table, keys, arg_keys) {
+            Ok(chosen) => chosen,
+            Err(error) => return Err(self.log_failure(keys, error)),
+        };
+        let _depth = if runtime::trace_enabled() {
+            self.trace_boxed(&table, keys, index)
+        } else {
+            None
+        };
         match index.and_then(|i| table.boxed[i]) {
             Some(fallback) => fallback(&OpHandle::new(self), keys, stack),
             None => (boxing.call_unboxed)(kernel, keys, stack),
