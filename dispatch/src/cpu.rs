@@ -357,7 +357,7 @@ impl CpuPolicy {
             let request = std::env::var(CAPABILITY_VAR).ok();
             let policy = CpuPolicy::new(detected(), request.as_deref());
             if let Some(warning) = &policy.warning {
-                eprintln!("{warning}");
+                crate::diag::stderr_line(format_args!("{warning}"));
             }
             policy
         })

@@ -71,6 +71,7 @@ pub mod boxing;
 mod buffer_pool;
 pub mod cpu;
 mod device;
+mod diag;
 mod error;
 mod handle;
 mod key;

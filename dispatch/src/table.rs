@@ -304,9 +304,16 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         keys: DispatchKeySet,
         arg_keys: DispatchKeySet,
     ) -> Result<F, DispatchError> {
-        let (index, kernel) = self.choose(table, keys, arg_keys)?;
+        let (index, kernel) = match self.choose(table, keys, arg_keys) {
+            Ok(chosen) => chosen,
+            Err(error) => return Err(self.log_failure(keys, error)),
+        };
         if runtime::trace_enabled() {
             self.log_dispatch(table, keys, index);
+            // A boxed fallback's typed slot is the op's boxing adapter, which continues this
+            // dispatch boxed with the same keys: `run_boxed` must not print it again.
+            let boxed = index.is_some_and(|i| table.boxed[i].is_some());
+            trace_log::hand_off(boxed.then_some((self.info.name, keys)));
         }
         Ok(kernel)
     }
@@ -316,6 +323,33 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     fn log_dispatch(&'static self, table: &Table<F>, keys: DispatchKeySet, index: Option<usize>) {
         let origin = index.map_or(SlotOrigin::Composite, |i| table.origins[i]);
         trace_log::dispatch(self.info.name, keys, index, origin);
+    }
+
+    /// A failed dispatch's `SWITCHYARD_TRACE` line, if the trace is on; returns the error.
+    #[cold]
+    fn log_failure(&'static self, keys: DispatchKeySet, error: DispatchError) -> DispatchError {
+        if runtime::trace_enabled() {
+            trace_log::hand_off(None);
+            trace_log::failure(self.info.name, keys, &error);
+        }
+        error
+    }
+
+    /// The `SWITCHYARD_TRACE` line of a boxed dispatch and its nesting level; neither when it is
+    /// the boxed step of a typed call that reached a boxed fallback, which the typed path printed
+    /// (and entered).
+    #[cold]
+    fn trace_boxed(
+        &'static self,
+        table: &Table<F>,
+        keys: DispatchKeySet,
+        index: Option<usize>,
+    ) -> Option<trace_log::DepthGuard> {
+        if trace_log::continues_typed(self.info.name, keys) {
+            return None;
+        }
+        self.log_dispatch(table, keys, index);
+        trace_log::enter()
     }
 
     /// The slot index (`None`: the no-keys slot) and kernel for `keys`.
@@ -360,10 +394,11 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
 
     #[cold]
     fn device_mismatch(&'static self, arg_keys: DispatchKeySet) -> DispatchError {
-        DispatchError::new(ErrorKind::DeviceMismatch {
+        let error = DispatchError::new(ErrorKind::DeviceMismatch {
             op: self.info.name,
             devices: Device::in_keys(arg_keys).collect(),
-        })
+        });
+        self.log_failure(arg_keys, error)
     }
 
     #[cold]
@@ -626,11 +661,15 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     ) -> Result<(), DispatchError> {
         let boxing = self.boxing()?;
         let table = self.current();
-        let (index, kernel) = self.choose(&table, keys, arg_keys)?;
-        if runtime::trace_enabled() {
-            self.log_dispatch(&table, keys, index);
-        }
-        let _depth = trace_log::enter();
+        let (index, kernel) = match self.choose(&table, keys, arg_keys) {
+            Ok(chosen) => chosen,
+            Err(error) => return Err(self.log_failure(keys, error)),
+        };
+        let _depth = if runtime::trace_enabled() {
+            self.trace_boxed(&table, keys, index)
+        } else {
+            None
+        };
         match index.and_then(|i| table.boxed[i]) {
             Some(fallback) => fallback(&OpHandle::new(self), keys, stack),
             None => (boxing.call_unboxed)(kernel, keys, stack),

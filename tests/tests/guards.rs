@@ -88,3 +88,102 @@ fn out_of_order_drop_panics_and_names_the_problem() {
         "{message}"
     );
 }
+
+/// Runs `f` on a thread of its own (fresh thread-local sets), which must not panic.
+fn on_a_fresh_thread(f: impl FnOnce() + Send + 'static) {
+    std::thread::spawn(f)
+        .join()
+        .expect("the thread's checks pass");
+}
+
+#[test]
+fn a_caught_out_of_order_drop_still_restores_exactly() {
+    on_a_fresh_thread(|| {
+        let x = Tensor::scalar(0.0);
+        let outer = exclude(DispatchKey::CpuSimd);
+        let inner = include(DispatchKey::CpuNaive);
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(outer)));
+        assert!(panicked.is_err(), "an out-of-order drop is flagged");
+        // The outer guard's change is gone, the inner guard's is still in force.
+        assert_eq!(local_keys().excluded, DispatchKeySet::EMPTY);
+        assert_eq!(local_keys().included, DispatchKeySet::CPU_NAIVE);
+        drop(inner);
+        assert_eq!(local_keys(), LocalKeys::default());
+        assert_eq!(which(&x), 2.0, "the SIMD kernel runs again");
+    });
+}
+
+/// Two guards in a struct: fields drop in declaration order, so `_older` drops first.
+struct Scrambled {
+    _older: switchyard::KeyGuard,
+    _newer: switchyard::KeyGuard,
+}
+
+#[test]
+fn out_of_order_drops_during_unwinding_restore_exactly() {
+    on_a_fresh_thread(|| {
+        let x = Tensor::scalar(0.0);
+        let panicked = std::panic::catch_unwind(|| {
+            let _guards = Scrambled {
+                _older: exclude(DispatchKey::CpuSimd),
+                _newer: include(DispatchKey::CpuNaive),
+            };
+            assert_eq!(which(&Tensor::scalar(0.0)), 1.0);
+            panic!("a kernel failed");
+        });
+        assert!(panicked.is_err());
+        // A pool worker that caught the panic: its next call sees the keys of before.
+        assert_eq!(local_keys(), LocalKeys::default());
+        assert_eq!(which(&x), 2.0, "the SIMD kernel runs again");
+    });
+}
+
+#[test]
+fn an_out_of_order_drop_outside_unwinding_panics_then_unwinds_the_rest_exactly() {
+    on_a_fresh_thread(|| {
+        let x = Tensor::scalar(0.0);
+        let panicked = std::panic::catch_unwind(|| {
+            // `_older` panics on its drop; `_newer` then drops while the thread unwinds.
+            let _guards = Scrambled {
+                _older: exclude(DispatchKey::CpuSimd),
+                _newer: include(DispatchKey::CpuNaive),
+            };
+        });
+        let message = *panicked.unwrap_err().downcast::<String>().unwrap();
+        assert!(
+            message.contains("key guards dropped out of order"),
+            "{message}"
+        );
+        assert_eq!(local_keys(), LocalKeys::default());
+        assert_eq!(which(&x), 2.0, "the SIMD kernel runs again");
+    });
+}
+
+#[test]
+fn guards_dropped_by_hand_in_any_order_inside_a_panicking_scope_restore_exactly() {
+    /// Drops its guards oldest first from its own `Drop`, i.e. while the thread unwinds.
+    struct DropsOldestFirst(Vec<switchyard::KeyGuard>);
+    impl Drop for DropsOldestFirst {
+        fn drop(&mut self) {
+            for guard in self.0.drain(..) {
+                std::mem::drop(guard);
+            }
+        }
+    }
+    on_a_fresh_thread(|| {
+        let x = Tensor::scalar(0.0);
+        let _outer = include(DispatchKey::CpuNaive);
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _held = DropsOldestFirst(vec![
+                exclude(DispatchKey::CpuSimd),
+                include(DispatchKey::CpuSimd),
+                exclude(DispatchKey::CpuSimd),
+            ]);
+            panic!("a kernel failed");
+        }));
+        assert!(panicked.is_err());
+        assert_eq!(local_keys().included, DispatchKeySet::CPU_NAIVE);
+        assert_eq!(local_keys().excluded, DispatchKeySet::EMPTY);
+        assert_eq!(which(&x), 2.0, "the SIMD kernel runs again");
+    });
+}

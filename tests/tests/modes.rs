@@ -4,8 +4,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use switchyard::ops::{add, mean, mul, sum};
 use switchyard::{
-    DispatchError, DispatchKey, DispatchKeySet, OpHandle, Stack, Tensor, fallback, include, op,
-    profile, trace, with_excluded,
+    DispatchError, DispatchKey, DispatchKeySet, OpHandle, Stack, Tensor, Value, fallback, include,
+    op, profile, trace, with_excluded,
 };
 use switchyard_backends as _;
 
@@ -140,4 +140,74 @@ fn dispatch_trace_prints_one_line_per_dispatch() {
         );
     }
     assert!(lines[1].contains("[kernel] backends/src/cpu/"), "{stderr}");
+}
+
+/// A mode at `Custom3` that only passes calls on, for the dispatch trace of a fallback.
+#[fallback(key = Custom3)]
+fn pass_on(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> Result<(), DispatchError> {
+    op.redispatch_boxed(keys.below(DispatchKey::Custom3), stack)
+}
+
+/// An op without kernels: every call of it fails to dispatch.
+#[op(name = "modes::unserved")]
+pub fn unserved(x: &Tensor) -> Tensor;
+
+/// The child half of `dispatch_trace_prints_fallbacks_once_and_failures`.
+#[test]
+#[ignore = "run by dispatch_trace_prints_fallbacks_once_and_failures in a child process"]
+fn dispatch_trace_fallback_child() {
+    let x = Tensor::vector(&[1.0, 2.0]);
+    {
+        let _mode = include(DispatchKey::Custom3);
+        assert_eq!(mul(&x, &x).to_vec(), [1.0, 4.0]);
+        let mut stack = Stack::from(vec![Value::from(&x), Value::from(&x)]);
+        switchyard::call_boxed("mul", &mut stack).unwrap();
+    }
+    let typed = try_unserved(&x).unwrap_err();
+    let mut stack = Stack::from(vec![Value::from(&x)]);
+    let boxed = switchyard::call_boxed("modes::unserved", &mut stack).unwrap_err();
+    assert_eq!(typed.to_string(), boxed.to_string());
+    // The parent compares the error lines with this text.
+    println!("child error: {typed}");
+}
+
+#[test]
+fn dispatch_trace_prints_fallbacks_once_and_failures() {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "dispatch_trace_fallback_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("SWITCHYARD_TRACE", "1")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let error = stdout
+        .lines()
+        .find_map(|l| l.split_once("child error: ").map(|(_, error)| error))
+        .expect("the child prints the error");
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("[switchyard]"))
+        .collect();
+    let served = "[switchyard] mul keys={Custom3, CpuSimd, CpuNaive} -> Custom3 [fallback] ";
+    let below = "[switchyard]   mul keys={CpuSimd, CpuNaive} -> Cpu";
+    let failed =
+        format!("[switchyard] modes::unserved keys={{CpuSimd, CpuNaive}} -> error: {error}");
+    // One line per dispatch: the typed call and the boxed call each reach the fallback once,
+    // and its redispatch once, one level deeper; each failed call prints its error.
+    let expected = [served, below, served, below, &failed, &failed];
+    assert_eq!(lines.len(), expected.len(), "{stderr}");
+    for (line, prefix) in lines.iter().zip(expected) {
+        assert!(
+            line.starts_with(prefix),
+            "{line:?} should start with {prefix:?}\n{stderr}"
+        );
+    }
+    assert!(lines[0].ends_with("pass_on"), "{stderr}");
 }

@@ -26,7 +26,9 @@ impl Stack {
     /// An empty stack (reusing this thread's spare buffer when there is one).
     pub fn new() -> Self {
         Stack {
-            values: SPARE.with(Cell::take),
+            // `try_with`: in a thread-local destructor the spare may already be destroyed; then
+            // the stack starts with a fresh buffer.
+            values: SPARE.try_with(Cell::take).unwrap_or_default(),
         }
     }
 

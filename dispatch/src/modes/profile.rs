@@ -86,7 +86,7 @@ fn time_call(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> Result<(
     let start = Instant::now();
     let result = op.redispatch_boxed(keys.below(DispatchKey::BuiltinProfile), stack);
     let elapsed = start.elapsed();
-    PROFILES.with(|p| {
+    let _ = PROFILES.try_with(|p| {
         if let Some(profile) = p.borrow_mut().last_mut() {
             profile.record(op.name(), elapsed);
         }
@@ -115,11 +115,14 @@ struct ProfileScope;
 
 impl Drop for ProfileScope {
     fn drop(&mut self) {
-        PROFILES.with(|p| p.borrow_mut().pop());
+        let _ = PROFILES.try_with(|p| p.borrow_mut().pop());
     }
 }
 
 /// Runs `f` with the profiler on and returns its result with per-op call counts and times.
+///
+/// Called from a thread-local destructor after this thread's profiler state was destroyed, it
+/// runs `f` unprofiled and returns an empty profile.
 ///
 /// ```
 /// use switchyard::ops::{add, mul};
@@ -133,14 +136,23 @@ impl Drop for ProfileScope {
 /// println!("{profile}");
 /// ```
 pub fn profile<R>(f: impl FnOnce() -> R) -> (R, Profile) {
-    PROFILES.with(|p| p.borrow_mut().push(Profile::default()));
+    // In a thread-local destructor, after this thread's profiles were destroyed, there is
+    // nowhere to count: `f` runs unprofiled and the profile is empty.
+    if PROFILES
+        .try_with(|p| p.borrow_mut().push(Profile::default()))
+        .is_err()
+    {
+        return (f(), Profile::default());
+    }
     let scope = ProfileScope;
     let value = {
         let _profiling = include(DispatchKey::BuiltinProfile);
         f()
     };
     let mut profile = PROFILES
-        .with(|p| p.borrow_mut().last_mut().map(std::mem::take))
+        .try_with(|p| p.borrow_mut().last_mut().map(std::mem::take))
+        .ok()
+        .flatten()
         .unwrap_or_default();
     drop(scope);
     profile

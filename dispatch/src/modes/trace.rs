@@ -91,18 +91,20 @@ fn record_call(
     keys: DispatchKeySet,
     stack: &mut Stack,
 ) -> Result<(), DispatchError> {
-    let inputs: Vec<String> = RECORDERS.with(|r| match r.borrow().last() {
-        Some(recorder) => stack
-            .top(op.arity())
-            .iter()
-            .map(|v| recorder.describe(v))
-            .collect(),
-        None => Vec::new(),
-    });
+    let inputs: Vec<String> = RECORDERS
+        .try_with(|r| match r.borrow().last() {
+            Some(recorder) => stack
+                .top(op.arity())
+                .iter()
+                .map(|v| recorder.describe(v))
+                .collect(),
+            None => Vec::new(),
+        })
+        .unwrap_or_default();
     with_excluded(DispatchKey::BuiltinTrace, || {
         op.redispatch_boxed(keys.below(DispatchKey::BuiltinTrace), stack)
     })?;
-    RECORDERS.with(|r| {
+    let _ = RECORDERS.try_with(|r| {
         if let Some(recorder) = r.borrow_mut().last_mut() {
             let result = stack.top(1).first();
             let outputs = result.map(|v| recorder.describe(v)).into_iter().collect();
@@ -145,12 +147,15 @@ struct RecorderScope;
 
 impl Drop for RecorderScope {
     fn drop(&mut self) {
-        RECORDERS.with(|r| r.borrow_mut().pop());
+        let _ = RECORDERS.try_with(|r| r.borrow_mut().pop());
     }
 }
 
 /// Runs `f` with tracing on and returns its result with the graph of the top-level ops it called
 /// (name, input and output shapes and devices).
+///
+/// Called from a thread-local destructor after this thread's trace state was destroyed, it runs
+/// `f` untraced and returns an empty graph.
 ///
 /// ```
 /// use switchyard::ops::{mean, mul};
@@ -167,17 +172,24 @@ impl Drop for RecorderScope {
 /// );
 /// ```
 pub fn trace<R>(f: impl FnOnce() -> R) -> (R, Graph) {
-    RECORDERS.with(|r| r.borrow_mut().push(Recorder::default()));
+    // In a thread-local destructor, after this thread's recorders were destroyed, there is
+    // nowhere to record: `f` runs untraced and the graph is empty.
+    if RECORDERS
+        .try_with(|r| r.borrow_mut().push(Recorder::default()))
+        .is_err()
+    {
+        return (f(), Graph::default());
+    }
     let scope = RecorderScope;
     let value = {
         let _tracing = include(DispatchKey::BuiltinTrace);
         f()
     };
-    let graph = RECORDERS.with(|r| {
+    let graph = RECORDERS.try_with(|r| {
         r.borrow_mut()
             .last_mut()
             .map(|rec| std::mem::take(&mut rec.graph))
     });
     drop(scope);
-    (value, graph.unwrap_or_default())
+    (value, graph.ok().flatten().unwrap_or_default())
 }
