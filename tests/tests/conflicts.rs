@@ -2,7 +2,7 @@
 //! variant), fail only the calls that reach that slot, naming both sites; unrelated ops and the
 //! op's other keys keep working, and `dump()` lists every conflict.
 
-use switchyard::ops::{add, mul, neg, relu};
+use switchyard::ops::{add, mul, neg, relu, sub};
 use switchyard::{
     DispatchError, DispatchKey, DispatchKeySet, OpHandle, SlotOrigin, Stack, Tensor, fallback,
     kernel, op,
@@ -146,19 +146,20 @@ fn a_declared_override_runs_and_shows_both_provenances() {
 
 #[test]
 fn runtime_registration_that_would_never_run_is_refused_and_override_works() {
+    // `sub`, which no other test here calls: the override changes it for the whole binary.
     let x = Tensor::vector(&[2.0]);
-    let kernel: mul::KernelFn = |_, x, _| Ok(x.clone());
-    let err = mul::register(DispatchKey::CpuSimd, "mul_plain", kernel).unwrap_err();
+    let kernel: sub::KernelFn = |_, x, _| Ok(x.clone());
+    let err = sub::register(DispatchKey::CpuSimd, "sub_plain", kernel).unwrap_err();
     assert!(
         err.to_string().contains("overrides") || err.to_string().contains("override"),
         "{err}"
     );
-    assert_eq!(mul(&x, &x).to_vec(), [4.0], "nothing changed");
-    let guard = mul::register_override(DispatchKey::CpuSimd, "mul_mine", kernel).unwrap();
-    assert_eq!(mul(&x, &x).to_vec(), [2.0], "the override runs");
-    assert!(mul::handle().table_dump().contains("mul_mine"));
+    assert_eq!(sub(&x, &x).to_vec(), [0.0], "nothing changed");
+    let guard = sub::register_override(DispatchKey::CpuSimd, "sub_mine", kernel).unwrap();
+    assert_eq!(sub(&x, &x).to_vec(), [2.0], "the override runs");
+    assert!(sub::handle().table_dump().contains("sub_mine"));
     drop(guard);
-    assert_eq!(mul(&x, &x).to_vec(), [4.0], "undone");
+    assert_eq!(sub(&x, &x).to_vec(), [0.0], "undone");
 }
 
 #[test]
