@@ -17,6 +17,18 @@ pub struct Location {
     pub line: u32,
 }
 
+/// The [`Location`] where it is written: for the library's own registration statics.
+macro_rules! location_here {
+    () => {
+        $crate::error::Location {
+            module: module_path!(),
+            file: file!(),
+            line: line!(),
+        }
+    };
+}
+pub(crate) use location_here;
+
 impl Location {
     /// The crate name: the first segment of the module path.
     pub fn crate_name(&self) -> &'static str {

@@ -131,11 +131,7 @@ impl OpHandle {
                             "",
                             meta.name,
                             meta.location,
-                            if meta.cpu.is_empty() {
-                                String::new()
-                            } else {
-                                format!(" (cpu: {})", meta.cpu)
-                            }
+                            cpu_note(meta)
                         );
                     }
                     for (meta, verdict) in variant_notes(&family, key, CpuPolicy::current()) {
@@ -261,17 +257,13 @@ pub fn dump() -> String {
         }
         let registrations = op.registrations();
         for (key, meta) in &registrations {
-            let cpu = if meta.cpu.is_empty() {
-                String::new()
-            } else {
-                format!(" (cpu: {})", meta.cpu)
-            };
             let overrides = if meta.overrides { " (overrides)" } else { "" };
             let _ = writeln!(
                 out,
-                "  {:<20} {}{cpu}{overrides} from {} at {}",
+                "  {:<20} {}{}{overrides} from {} at {}",
                 key.name(),
                 meta.name,
+                cpu_note(meta),
                 meta.location.crate_name(),
                 meta.location
             );
@@ -286,6 +278,15 @@ pub fn dump() -> String {
     }
     write_conflicts(&mut out, &ops, &fallbacks);
     out
+}
+
+/// ` (cpu: avx2,fma)` for a CPU variant, nothing for a plain kernel.
+fn cpu_note(meta: &KernelMeta) -> String {
+    if meta.cpu.is_empty() {
+        String::new()
+    } else {
+        format!(" (cpu: {})", meta.cpu)
+    }
 }
 
 /// The `conflicts:` section of `dump()`: every pair of registrations that claims one slot, and
@@ -309,7 +310,6 @@ fn write_conflicts(
             Err(error) => lines.push(format!("{}: {error}", op.name())),
         }
     }
-    lines.dedup();
     if lines.is_empty() {
         out.push_str("conflicts: none\n");
         return;

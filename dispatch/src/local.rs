@@ -195,7 +195,9 @@ impl Drop for KeyGuard {
         let newest = GUARDS.with(|guards| guards.leave(self.change, self.position));
         if !newest && !std::thread::panicking() {
             panic!(
-                "switchyard: key guards dropped out of order (a guard adding {:?} dropped while a                  guard created after it is alive; the thread now has {:?}); drop guards in                  reverse order of creation",
+                "switchyard: key guards dropped out of order (a guard adding {:?} dropped while a \
+                 guard created after it is alive; the thread now has {:?}); drop guards in \
+                 reverse order of creation",
                 self.change,
                 local_keys()
             );

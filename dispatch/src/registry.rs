@@ -7,7 +7,7 @@ use linkme::distributed_slice;
 use crate::alias::KernelKey;
 use crate::boxing::Stack;
 use crate::cpu::CpuFeatures;
-use crate::error::{DispatchError, Location};
+use crate::error::{DispatchError, Location, location_here};
 use crate::handle::OpHandle;
 use crate::key::{DispatchKey, DispatchKeySet};
 
@@ -173,14 +173,7 @@ pub static SWITCHYARD_FALLBACKS: [FallbackRegistration];
 static CPU_SIMD_FALLS_THROUGH: FallbackRegistration = FallbackRegistration::new(
     DispatchKey::CpuSimd,
     FallbackKind::Fallthrough,
-    KernelMeta::new(
-        "fallthrough",
-        Location {
-            module: module_path!(),
-            file: file!(),
-            line: line!(),
-        },
-    ),
+    KernelMeta::new("fallthrough", location_here!()),
 );
 
 /// Every op linked into the binary, for `dump()` and `find_op`.

@@ -310,10 +310,6 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         };
         if runtime::trace_enabled() {
             self.log_dispatch(table, keys, index);
-            // A boxed fallback's typed slot is the op's boxing adapter, which continues this
-            // dispatch boxed with the same keys: `run_boxed` must not print it again.
-            let boxed = index.is_some_and(|i| table.boxed[i].is_some());
-            trace_log::hand_off(boxed.then_some((self.info.name, keys)));
         }
         Ok(kernel)
     }
@@ -329,27 +325,9 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     #[cold]
     fn log_failure(&'static self, keys: DispatchKeySet, error: DispatchError) -> DispatchError {
         if runtime::trace_enabled() {
-            trace_log::hand_off(None);
             trace_log::failure(self.info.name, keys, &error);
         }
         error
-    }
-
-    /// The `SWITCHYARD_TRACE` line of a boxed dispatch and its nesting level; neither when it is
-    /// the boxed step of a typed call that reached a boxed fallback, which the typed path printed
-    /// (and entered).
-    #[cold]
-    fn trace_boxed(
-        &'static self,
-        table: &Table<F>,
-        keys: DispatchKeySet,
-        index: Option<usize>,
-    ) -> Option<trace_log::DepthGuard> {
-        if trace_log::continues_typed(self.info.name, keys) {
-            return None;
-        }
-        self.log_dispatch(table, keys, index);
-        trace_log::enter()
     }
 
     /// The slot index (`None`: the no-keys slot) and kernel for `keys`.
@@ -562,8 +540,8 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         self.add(meta, |op, id| op.kernels.push((id, registration)))
     }
 
-    /// Registers a CPU variant at run time: installed only where the CPU has every feature in
-    /// `cpu`; refused where it never can be, since it would never run.
+    /// Registers a CPU variant at `CpuSimd` at run time: installed only where the CPU has every
+    /// feature in `cpu`; refused where it never can be, since it would never run.
     ///
     /// # Safety
     ///
@@ -571,20 +549,12 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     #[allow(unsafe_code)] // forwards the caller's contract to `KernelRegistration::with_cpu`
     pub unsafe fn register_variant(
         &'static self,
-        key: KernelKey,
         name: &'static str,
         kernel: F,
         cpu: CpuFeatures,
-        overrides: bool,
         caller: &'static std::panic::Location<'static>,
     ) -> Result<Registration, DispatchError> {
-        self.check_registrable(key)?;
-        if key != KernelKey::Key(DispatchKey::CpuSimd) && !cpu.is_empty() {
-            return Err(DispatchError::kernel(
-                self.info.name,
-                format!("a CPU variant registers at `CpuSimd`, not `{key}`"),
-            ));
-        }
+        let key = KernelKey::Key(DispatchKey::CpuSimd);
         let policy = CpuPolicy::current();
         if policy.choose(&[cpu]).is_none() {
             return Err(DispatchError::kernel(
@@ -597,7 +567,6 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         }
         let meta = KernelMeta {
             cpu,
-            overrides,
             ..KernelMeta::new(name, runtime::caller_location(caller))
         };
         // SAFETY: the caller promises `kernel` is sound on every CPU with `cpu`; the table
@@ -651,9 +620,22 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         })
     }
 
+    /// The boxed step of a typed call whose slot is a boxed fallback: the op's generated
+    /// `__via_boxed` boxes the arguments and calls this with the keys the typed call selected.
+    /// That typed dispatch already printed its `SWITCHYARD_TRACE` line and entered its nesting
+    /// level, so this one neither prints nor enters: one dispatch, one line.
+    pub fn continue_boxed(
+        &'static self,
+        keys: DispatchKeySet,
+        stack: &mut Stack,
+    ) -> Result<(), DispatchError> {
+        self.run_boxed::<false>(keys, keys, stack)
+    }
+
     /// Runs the op boxed for exactly `keys`: a boxed fallback directly, a typed kernel through
-    /// the op's unboxing adapter.
-    fn run_boxed(
+    /// the op's unboxing adapter. `ANNOUNCE`: a dispatch of its own, which the trace prints and
+    /// nests (not so for [`OpTable::continue_boxed`]).
+    fn run_boxed<const ANNOUNCE: bool>(
         &'static self,
         keys: DispatchKeySet,
         arg_keys: DispatchKeySet,
@@ -665,8 +647,9 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
             Ok(chosen) => chosen,
             Err(error) => return Err(self.log_failure(keys, error)),
         };
-        let _depth = if runtime::trace_enabled() {
-            self.trace_boxed(&table, keys, index)
+        let _depth = if ANNOUNCE && runtime::trace_enabled() {
+            self.log_dispatch(&table, keys, index);
+            trace_log::enter()
         } else {
             None
         };
@@ -756,7 +739,7 @@ impl<F: Copy + Send + Sync + 'static> ErasedOp for OpTable<F> {
             return Err(self.device_mismatch(arg_keys));
         }
         let keys = DispatchKeySet::from_bits_retain(with_local_keys(arg_keys));
-        self.run_boxed(keys, arg_keys, stack)
+        self.run_boxed::<true>(keys, arg_keys, stack)
     }
 
     fn redispatch_boxed(
@@ -764,7 +747,7 @@ impl<F: Copy + Send + Sync + 'static> ErasedOp for OpTable<F> {
         keys: DispatchKeySet,
         stack: &mut Stack,
     ) -> Result<(), DispatchError> {
-        self.run_boxed(keys, keys, stack)
+        self.run_boxed::<true>(keys, keys, stack)
     }
 
     fn register_fallthrough(

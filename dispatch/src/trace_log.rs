@@ -14,14 +14,10 @@ use crate::runtime::trace_enabled;
 
 thread_local! {
     static DEPTH: Cell<usize> = const { Cell::new(0) };
-    /// The typed dispatch just printed, when its slot is a boxed fallback: the op's boxing
-    /// adapter runs next and continues it as a boxed call with the same keys, which is the same
-    /// dispatch, not one more (see [`hand_off`]).
-    static HANDED_OFF: Cell<Option<(&'static str, DispatchKeySet)>> = const { Cell::new(None) };
 }
 
-// Neither needs drop, so `try_with` below never fails today; it is there so that a later change
-// of these types cannot make a call from a thread-local destructor abort.
+// It needs no drop, so `try_with` below never fails today; it is there so that a later change of
+// its type cannot make a call from a thread-local destructor abort.
 
 fn depth() -> usize {
     DEPTH.try_with(Cell::get).unwrap_or(0)
@@ -48,26 +44,6 @@ pub(crate) fn failure(op: &str, keys: DispatchKeySet, error: &DispatchError) {
         "",
         indent = 2 * depth()
     ));
-}
-
-/// Records that the typed dispatch of `op` for `keys` just printed hands over to the op's boxing
-/// adapter (`Some`), or that it does not (`None`).
-///
-/// Why: a boxed fallback's typed slot holds the op's generated `__via_boxed`, which boxes the
-/// arguments and calls `redispatch_boxed` with the very keys the typed call selected. Without
-/// this, that boxed step would print the dispatch a second time, one level deeper.
-pub(crate) fn hand_off(dispatch: Option<(&'static str, DispatchKeySet)>) {
-    let _ = HANDED_OFF.try_with(|h| h.set(dispatch));
-}
-
-/// Whether a boxed dispatch of `op` for `keys` continues the typed dispatch just printed (then
-/// it prints no line and enters no level). Clears the record either way.
-pub(crate) fn continues_typed(op: &'static str, keys: DispatchKeySet) -> bool {
-    HANDED_OFF
-        .try_with(|h| h.take())
-        .ok()
-        .flatten()
-        .is_some_and(|(handed_op, handed_keys)| handed_op == op && handed_keys == keys)
 }
 
 /// While the dispatch trace is on, one level of nesting for the kernel about to run.

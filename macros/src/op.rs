@@ -286,7 +286,7 @@ fn generate(
     let location = location(private, ident.span());
     // An op that may mix devices calls table methods without the mismatch check, so the ordinary
     // hot path tests no flag.
-    let mixes_devices_lit = flags.mixes;
+    let mixes_devices = flags.mixes;
     let (probe, lookup) = if flags.mixes {
         (quote!(probe_mixed), quote!(lookup_mixed))
     } else {
@@ -370,7 +370,7 @@ fn generate(
                             schema: #schema,
                             location: #location,
                             arity: #arity,
-                            mixes_devices: #mixes_devices_lit,
+                            mixes_devices: #mixes_devices,
                         },
                         &#slice,
                         #composite,
@@ -473,11 +473,9 @@ fn generate(
                     // SAFETY: the caller's contract is the one `register_variant` requires.
                     unsafe {
                         __SWITCHYARD_OP.register_variant(
-                            #private::KernelKey::Key(#private::DispatchKey::CpuSimd),
                             name,
                             kernel,
                             cpu,
-                            false,
                             ::core::panic::Location::caller(),
                         )
                     }
@@ -542,6 +540,15 @@ fn through(ty: &Type, trait_: &TokenStream, method: &str) -> TokenStream {
     quote!(#open #ty as #trait_ > :: #method)
 }
 
+/// The span of the first token of `tokens` (the op's result type, where its errors belong).
+fn first_span(tokens: &TokenStream) -> Span {
+    tokens
+        .clone()
+        .into_iter()
+        .next()
+        .map_or(Span::call_site(), |t| t.span())
+}
+
 /// The adapters between typed kernels and boxed calls, and the table's `Option<Boxing>`. Each
 /// conversion, and each local it fills, is spanned on its type, so an unboxable type is reported
 /// there, once.
@@ -601,11 +608,7 @@ fn boxing(
         let boxed = through(ty, &quote!(#private::Unbox<'_>), "boxed");
         quote_spanned!(ty.span()=> #stack.push(#boxed(&#name));)
     });
-    let output_span = output_ty
-        .clone()
-        .into_iter()
-        .next()
-        .map_or(Span::call_site(), |t| t.span());
+    let output_span = first_span(output_ty);
     let output_local = |name: &str| Ident::new(name, Span::mixed_site().located_at(output_span));
     let (result_at, value_at, mismatch_at) = (
         output_local("result"),
@@ -640,7 +643,7 @@ fn boxing(
         pub fn __switchyard_via_boxed(#keys: #private::DispatchKeySet, #(#names: #types),*) -> #result {
             let mut #stack = #private::Stack::new();
             #(#box_args)*
-            #private::ErasedOp::redispatch_boxed(&__SWITCHYARD_OP, #keys, &mut #stack)?;
+            __SWITCHYARD_OP.continue_boxed(#keys, &mut #stack)?;
             let #value_at = #stack.pop_result(__SWITCHYARD_OP.info().name)?;
             #unbox_result
         }
@@ -670,11 +673,7 @@ fn composite(
     let composite_ident = format_ident!("__switchyard_composite_{}", ident);
     let inputs = &op.sig.inputs;
     let value = local("value");
-    let output_span = output_ty
-        .clone()
-        .into_iter()
-        .next()
-        .map_or(Span::call_site(), |t| t.span());
+    let output_span = first_span(output_ty);
     let into_result = quote_spanned! {output_span=>
         <_ as #private::BodyResult<#output_ty>>::into_result(#value)
     };

@@ -4,7 +4,7 @@ use std::cell::RefCell;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::error::Location;
+use crate::error::location_here;
 use crate::registry::{FallbackRegistration, KernelMeta};
 use crate::{DispatchError, DispatchKey, DispatchKeySet, OpHandle, Stack, include};
 
@@ -100,14 +100,7 @@ fn time_call(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> Result<(
 static TIME_CALL: FallbackRegistration = FallbackRegistration::builtin(
     DispatchKey::BuiltinProfile,
     time_call,
-    KernelMeta::new(
-        "time_call",
-        Location {
-            module: module_path!(),
-            file: file!(),
-            line: line!(),
-        },
-    ),
+    KernelMeta::new("time_call", location_here!()),
 );
 
 /// Pops the profile even if the profiled closure panics.

@@ -3,7 +3,7 @@
 use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 
-use crate::error::Location;
+use crate::error::location_here;
 use crate::registry::{FallbackRegistration, KernelMeta};
 use crate::{
     DispatchError, DispatchKey, DispatchKeySet, OpHandle, Stack, Tensor, Value, include,
@@ -132,14 +132,7 @@ fn record_call(
 static RECORD_CALL: FallbackRegistration = FallbackRegistration::builtin(
     DispatchKey::BuiltinTrace,
     record_call,
-    KernelMeta::new(
-        "record_call",
-        Location {
-            module: module_path!(),
-            file: file!(),
-            line: line!(),
-        },
-    ),
+    KernelMeta::new("record_call", location_here!()),
 );
 
 /// Pops the recorder even if the traced closure panics.
