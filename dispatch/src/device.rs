@@ -61,6 +61,13 @@ impl Device {
     }
 }
 
+// Errors name device families (the engine's `DeviceMismatch`, missing kernels) by these names.
+crate::name_device!(CpuNaive, Device::Cpu.name());
+crate::name_device!(Wgpu, Device::Wgpu.name());
+crate::name_device!(PrivateUse1, Device::PrivateUse1.name());
+crate::name_device!(PrivateUse2, Device::PrivateUse2.name());
+crate::name_device!(PrivateUse3, Device::PrivateUse3.name());
+
 impl fmt::Display for Device {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

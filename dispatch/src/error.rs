@@ -3,7 +3,6 @@
 use std::fmt;
 
 use crate::boxing::TypeMismatch;
-use crate::device::Device;
 use crate::key::{DispatchKey, DispatchKeySet};
 
 /// Where something was written: the module path (which starts with the crate name), file and line.
@@ -68,8 +67,8 @@ pub enum ErrorKind {
     DeviceMismatch {
         /// The op's name.
         op: &'static str,
-        /// The devices involved, highest priority first.
-        devices: Vec<Device>,
+        /// The device families involved (see [`crate::families`]), highest priority first.
+        families: Vec<DispatchKeySet>,
     },
     /// Two kernels registered for one (op, key, CPU variant).
     DuplicateKernel {
@@ -285,7 +284,7 @@ impl fmt::Display for DispatchError {
                         f,
                         "the op has no kernels registered at all. Likely cause: the crate that \
                          provides its kernels is not linked into this binary; name it once, e.g. \
-                         `use switchyard_backends as _;` (the linker drops crates that no code names)"
+                         `use my_kernels as _;` (the linker drops crates that no code names)"
                     );
                 }
                 write!(f, "kernels exist for: {available}. Likely cause: ")?;
@@ -294,7 +293,7 @@ impl fmt::Display for DispatchError {
                         f,
                         "the arguments are on a device ({}) for which no linked backend implements \
                          `{op}`; move them to a device that has a kernel, or link the backend crate",
-                        Device::in_keys(key.set()).next().map_or("?", Device::name)
+                        crate::family_name(crate::family_of(*key))
                     ),
                     _ => write!(
                         f,
@@ -310,8 +309,8 @@ impl fmt::Display for DispatchError {
                  (a body or a `CompositeExplicit` kernel) to run without one; pass a tensor or a \
                  `Device`, or lift the exclude guard that removed every key"
             ),
-            ErrorKind::DeviceMismatch { op, devices } => {
-                let names: Vec<&str> = devices.iter().map(|d| d.name()).collect();
+            ErrorKind::DeviceMismatch { op, families } => {
+                let names: Vec<_> = families.iter().map(|f| crate::family_name(*f)).collect();
                 write!(
                     f,
                     "op `{op}`: arguments are on different devices ({}); move them to one device first",
@@ -455,6 +454,6 @@ mod tests {
         let text = err.to_string();
         assert!(text.contains("op `mul`"), "{text}");
         assert!(text.contains("not linked"), "{text}");
-        assert!(text.contains("use switchyard_backends as _;"), "{text}");
+        assert!(text.contains("use my_kernels as _;"), "{text}");
     }
 }

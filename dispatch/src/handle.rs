@@ -272,7 +272,7 @@ pub fn dump() -> String {
             let _ = writeln!(
                 out,
                 "  (no kernels: is the crate that provides them linked? name it once, e.g. \
-                 `use switchyard_backends as _;`)"
+                 `use my_kernels as _;`)"
             );
         }
     }

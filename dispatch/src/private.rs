@@ -10,6 +10,7 @@ pub use crate::arg::DispatchArg;
 pub use crate::boxing::{BoxedResult, FromValue, Stack, TypeMismatch, Unbox};
 pub use crate::cpu::CpuFeatures;
 pub use crate::error::{DispatchError, ErrorKind, Location};
+pub use crate::family::SWITCHYARD_DEVICE_NAMES as DEVICE_NAMES;
 pub use crate::handle::OpHandle;
 pub use crate::key::{DispatchKey, DispatchKeySet};
 pub use crate::registry::{

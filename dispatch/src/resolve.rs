@@ -14,8 +14,8 @@ use std::fmt;
 
 use crate::alias::{AliasKey, KernelKey};
 use crate::cpu::CpuPolicy;
-use crate::device::Device;
 use crate::error::{DispatchError, ErrorKind};
+use crate::family::family_of;
 use crate::key::{DispatchKey, DispatchKeySet, NUM_KEYS};
 use crate::registry::{
     BoxedKernel, FallbackKind, FallbackRegistration, KernelMeta, KernelRegistration,
@@ -344,7 +344,7 @@ fn candidate<F: Copy>(at_key: &[Entry<F>], policy: &CpuPolicy) -> Option<Candida
 /// has one. The CPU is one device split into two keys: an op with only a naive kernel must fall
 /// through from `CpuSimd` to it rather than have the composite shadow it.
 fn composite_fills(key: DispatchKey, with_kernel: DispatchKeySet) -> bool {
-    Device::in_keys(key.set()).all(|device| !device.keys().below(key).intersects(with_kernel))
+    !family_of(key).below(key).intersects(with_kernel)
 }
 
 /// The fallback of each key, or the conflict between two fallbacks at it.

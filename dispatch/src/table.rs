@@ -15,8 +15,8 @@ use linkme::DistributedSlice;
 use crate::alias::KernelKey;
 use crate::boxing::Stack;
 use crate::cpu::{CpuFeatures, CpuPolicy};
-use crate::device::Device;
 use crate::error::{DispatchError, ErrorKind, Location};
+use crate::family::{families, mixes_families};
 use crate::handle::OpHandle;
 use crate::key::{DispatchKey, DispatchKeySet, NUM_KEYS};
 use crate::local::local_masks;
@@ -143,22 +143,11 @@ impl<F: 'static> fmt::Debug for OpTable<F> {
     }
 }
 
-/// Each device family is one bit once `CpuNaive` is dropped, because every CPU tensor carries
-/// `CpuSimd` too; so "more than one bit left" is "more than one device".
-const FAMILY_BITS: u64 = DispatchKeySet::BACKENDS.bits() & !DispatchKeySet::CPU_NAIVE.bits();
-
 /// The slot of the highest key in `masked`, which is not empty. `% SLOTS` is a no-op the compiler
 /// can see, so the slot load needs no bounds check.
 #[inline(always)]
 fn highest_slot(masked: u64) -> usize {
     (63 - masked.leading_zeros()) as usize % SLOTS
-}
-
-/// Whether the arguments come from more than one device family.
-#[inline(always)]
-fn mixes_devices(arg_keys: DispatchKeySet) -> bool {
-    let families = arg_keys.bits() & FAMILY_BITS;
-    families & families.wrapping_sub(1) != 0
 }
 
 /// The call's keys: `(arg_keys ∪ thread included) − thread excluded`.
@@ -231,7 +220,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         arg_keys: DispatchKeySet,
     ) -> Option<(F, DispatchKeySet)> {
         let table = self.base.get()?;
-        if CHECK_DEVICES && mixes_devices(arg_keys) {
+        if CHECK_DEVICES && mixes_families(arg_keys) {
             return None;
         }
         let keys = with_local_keys(arg_keys);
@@ -282,7 +271,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         arg_keys: DispatchKeySet,
     ) -> Result<(F, DispatchKeySet), DispatchError> {
         let table = self.current();
-        if CHECK_DEVICES && mixes_devices(arg_keys) {
+        if CHECK_DEVICES && mixes_families(arg_keys) {
             return Err(self.device_mismatch(arg_keys));
         }
         let keys = DispatchKeySet::from_bits_retain(with_local_keys(arg_keys));
@@ -374,7 +363,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     fn device_mismatch(&'static self, arg_keys: DispatchKeySet) -> DispatchError {
         let error = DispatchError::new(ErrorKind::DeviceMismatch {
             op: self.info.name,
-            devices: Device::in_keys(arg_keys).collect(),
+            families: families(arg_keys),
         });
         self.log_failure(arg_keys, error)
     }
@@ -735,7 +724,7 @@ impl<F: Copy + Send + Sync + 'static> ErasedOp for OpTable<F> {
             .values()
             .iter()
             .fold(DispatchKeySet::EMPTY, |keys, v| keys | v.dispatch_keys());
-        if !self.info.mixes_devices && mixes_devices(arg_keys) {
+        if !self.info.mixes_devices && mixes_families(arg_keys) {
             return Err(self.device_mismatch(arg_keys));
         }
         let keys = DispatchKeySet::from_bits_retain(with_local_keys(arg_keys));

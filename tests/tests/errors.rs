@@ -4,7 +4,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use switchyard::ops::{add, try_add, try_mul};
-use switchyard::{Device, DispatchKey, DispatchKeySet, ErrorKind, Tensor, kernel, op};
+use switchyard::{DispatchKey, DispatchKeySet, ErrorKind, Tensor, kernel, op};
 use switchyard_backends as _;
 use switchyard_example_downstream::to_toy;
 
@@ -108,7 +108,7 @@ fn op_without_any_kernel_blames_linking() {
     let text = err.to_string();
     assert!(text.contains("no kernels registered at all"), "{text}");
     assert!(text.contains("not linked"), "{text}");
-    assert!(text.contains("use switchyard_backends as _;"), "{text}");
+    assert!(text.contains("as _;` (the linker drops crates"), "{text}");
     assert!(switchyard::dump().contains("orphan(x: Tensor) -> Tensor"));
 }
 
@@ -165,7 +165,7 @@ fn device_mismatch_names_op_and_both_devices() {
         err.kind(),
         &ErrorKind::DeviceMismatch {
             op: "add",
-            devices: vec![Device::PrivateUse1, Device::Cpu]
+            families: vec![DispatchKeySet::PRIVATE_USE1, DispatchKeySet::CPU]
         }
     );
     let text = err.to_string();
@@ -177,6 +177,43 @@ fn device_mismatch_names_op_and_both_devices() {
     // One device is fine on either side.
     assert_eq!(add(&toy, &toy).to_vec(), [2.0, 4.0]);
     assert_eq!(add(&cpu, &cpu).to_vec(), [2.0, 4.0]);
+}
+
+/// A user's host value that reports only `CpuNaive` (not both CPU keys, as our tensors do).
+#[derive(Clone, Debug)]
+pub struct NaiveOnly;
+
+impl switchyard::DispatchArg for NaiveOnly {
+    fn dispatch_keys(&self) -> DispatchKeySet {
+        DispatchKeySet::CPU_NAIVE
+    }
+}
+switchyard::boxable!(NaiveOnly);
+
+#[switchyard::op(name = "errors::with_host_value")]
+pub fn with_host_value(x: &Tensor, host: &NaiveOnly) -> Tensor;
+
+#[switchyard::kernel(op = with_host_value, key = CpuNaive)]
+fn with_host_value_cpu(x: &Tensor, _host: &NaiveOnly) -> Tensor {
+    x.clone()
+}
+
+/// The rule is on device families derived from the keys: one CPU key is the CPU, so a value
+/// reporting only `CpuNaive` beside a tensor on another device is a mismatch, not a silent
+/// call of that device's kernel (or a missing-kernel error blaming it).
+#[test]
+fn a_value_with_one_cpu_key_is_on_the_cpu() {
+    let toy = to_toy(&Tensor::vector(&[1.0])).unwrap();
+    let err = try_with_host_value(&toy, &NaiveOnly).unwrap_err();
+    assert_eq!(
+        err.kind(),
+        &ErrorKind::DeviceMismatch {
+            op: "errors::with_host_value",
+            families: vec![DispatchKeySet::PRIVATE_USE1, DispatchKeySet::CPU]
+        }
+    );
+    let cpu = Tensor::vector(&[3.0]);
+    assert_eq!(with_host_value(&cpu, &NaiveOnly).to_vec(), [3.0]);
 }
 
 #[test]

@@ -1,0 +1,183 @@
+//! Device families: which backend keys belong to one device, and the names errors print for them.
+//!
+//! A *device family* is the set of backend keys that serve one device. The CPU is one device
+//! split into two keys (`CpuSimd` over `CpuNaive`, so an op without a SIMD kernel falls through to
+//! the naive one); every other backend key (`PrivateUse1..3`, `Wgpu`) is a device of its own. A
+//! family is derived from a key set by this partition alone: an argument that reports only
+//! `CpuNaive`, or only `CpuSimd`, is on the CPU all the same.
+//!
+//! **The device-mismatch rule:** an op's call fails with `DeviceMismatch` when its arguments'
+//! backend keys meet more than one family (unless the op is `#[op(mixes_devices)]`).
+//!
+//! Families have no names of their own in the engine: the crate that owns a device names it with
+//! [`name_device!`](crate::name_device) (the tensor crate names `cpu` and `wgpu`; a downstream
+//! crate its own), and errors print that name, or the family's keys when nobody named it.
+
+use std::borrow::Cow;
+
+use linkme::distributed_slice;
+
+use crate::key::{DispatchKey, DispatchKeySet};
+
+/// Every backend key but `CpuSimd`: with `CpuSimd` folded onto `CpuNaive`, one bit per family.
+const NOT_CPU_SIMD: u64 = DispatchKeySet::BACKENDS.bits() & !DispatchKeySet::CPU_SIMD.bits();
+
+/// Whether `keys` meet more than one device family. Branch-free and four instructions, because
+/// every call of an op that does not mix devices runs it:
+/// remove the lowest backend key; what is left, `CpuSimd` aside, is a second family. (`CpuSimd`
+/// is left over only when the lowest key was `CpuNaive`, its own family.)
+#[inline(always)]
+pub(crate) fn mixes_families(keys: DispatchKeySet) -> bool {
+    let backends = keys.bits() & DispatchKeySet::BACKENDS.bits();
+    backends & backends.wrapping_sub(1) & NOT_CPU_SIMD != 0
+}
+
+/// The family of a backend key (the CPU's two keys for either of them); empty for other keys.
+pub const fn family_of(key: DispatchKey) -> DispatchKeySet {
+    if DispatchKeySet::CPU.contains(key.set()) {
+        DispatchKeySet::CPU
+    } else if key.is_backend() {
+        key.set()
+    } else {
+        DispatchKeySet::EMPTY
+    }
+}
+
+/// The device families `keys` meet, highest priority first.
+pub fn families(keys: DispatchKeySet) -> Vec<DispatchKeySet> {
+    let mut found: Vec<DispatchKeySet> = Vec::new();
+    for key in DispatchKey::ALL.iter() {
+        let family = family_of(*key);
+        if keys.contains(key.set()) && !family.is_empty() && !found.contains(&family) {
+            found.push(family);
+        }
+    }
+    found
+}
+
+/// A name for one device family, registered with [`name_device!`](crate::name_device).
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceName {
+    /// Any backend key of the family.
+    pub key: DispatchKey,
+    /// What errors print, e.g. `cpu`.
+    pub name: &'static str,
+}
+
+/// Every device name linked into the binary.
+#[allow(unsafe_code)] // linkme's `link_section`; no unsafe code of ours
+#[distributed_slice]
+pub static SWITCHYARD_DEVICE_NAMES: [DeviceName];
+
+/// What errors call `family`: the names registered for it (several, sorted and joined with `|`,
+/// if crates disagree), or its keys.
+pub fn family_name(family: DispatchKeySet) -> Cow<'static, str> {
+    let mut names: Vec<&'static str> = SWITCHYARD_DEVICE_NAMES
+        .iter()
+        .filter(|named| family_of(named.key) == family && !family.is_empty())
+        .map(|named| named.name)
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    match names.as_slice() {
+        [] => Cow::Owned(format!("{family}")),
+        [one] => Cow::Borrowed(one),
+        several => Cow::Owned(several.join("|")),
+    }
+}
+
+/// Names the device family of a backend key, for errors: `name_device!(PrivateUse1, "toy");`
+/// (the key by its [`DispatchKey`] variant name, or `name_device!(key = path, "toy")` for a path
+/// to a key constant). Use it once per device, at module level, in the crate that owns the device.
+///
+/// ```
+/// use switchyard::{DispatchKey, DispatchKeySet};
+///
+/// pub const TOY: DispatchKey = DispatchKey::PrivateUse3;
+/// switchyard::name_device!(key = TOY, "toy");
+///
+/// // (Two crates naming one device would print `a|b`.)
+/// assert_eq!(switchyard::family_name(DispatchKeySet::PRIVATE_USE3), "toy");
+/// ```
+///
+/// Only backend keys are devices:
+///
+/// ```compile_fail
+/// switchyard::name_device!(Tracing, "not a device");
+/// ```
+#[macro_export]
+macro_rules! name_device {
+    (key = $key:expr, $name:expr) => {
+        const _: () = {
+            ::core::assert!(
+                $crate::DispatchKey::is_backend($key),
+                "name_device!: only backend keys (CpuNaive, CpuSimd, PrivateUse1..3, Wgpu) are devices"
+            );
+            #[allow(unsafe_code)] // linkme's `link_section`
+            #[$crate::__private_v1::linkme::distributed_slice($crate::__private_v1::DEVICE_NAMES)]
+            #[linkme(crate = $crate::__private_v1::linkme)]
+            static NAME: $crate::DeviceName = $crate::DeviceName {
+                key: $key,
+                name: $name,
+            };
+        };
+    };
+    ($key:ident, $name:expr) => {
+        $crate::name_device!(key = $crate::DispatchKey::$key, $name);
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CPU: DispatchKeySet = DispatchKeySet::CPU;
+    const NAIVE: DispatchKeySet = DispatchKeySet::CPU_NAIVE;
+    const SIMD: DispatchKeySet = DispatchKeySet::CPU_SIMD;
+    const WGPU: DispatchKeySet = DispatchKeySet::WGPU;
+    const P1: DispatchKeySet = DispatchKeySet::PRIVATE_USE1;
+    const P3: DispatchKeySet = DispatchKeySet::PRIVATE_USE3;
+
+    /// The four-instruction test agrees with counting `families` on every set of backend keys,
+    /// with functionality keys mixed in.
+    #[test]
+    fn mixes_families_counts_families_for_every_backend_set() {
+        let backends: Vec<DispatchKey> = DispatchKey::ALL
+            .into_iter()
+            .filter(|k| k.is_backend())
+            .collect();
+        for subset in 0u32..(1 << backends.len()) {
+            let mut keys = DispatchKeySet::TRACING | DispatchKeySet::AUTOGRAD_CPU;
+            for (i, key) in backends.iter().enumerate() {
+                if subset & (1 << i) != 0 {
+                    keys |= key.set();
+                }
+            }
+            assert_eq!(
+                mixes_families(keys),
+                families(keys).len() > 1,
+                "keys {keys}"
+            );
+        }
+    }
+
+    #[test]
+    fn one_cpu_key_is_the_cpu() {
+        assert!(!mixes_families(NAIVE | CPU));
+        assert!(!mixes_families(SIMD | NAIVE));
+        assert!(
+            mixes_families(NAIVE | WGPU),
+            "a value reporting only CpuNaive is on the CPU"
+        );
+        assert!(mixes_families(SIMD | WGPU));
+        assert!(mixes_families(P1 | P3));
+        assert_eq!(families(NAIVE | WGPU), [WGPU, CPU]);
+        assert_eq!(family_of(DispatchKey::CpuNaive), CPU);
+        assert_eq!(family_of(DispatchKey::Tracing), DispatchKeySet::EMPTY);
+    }
+
+    #[test]
+    fn unnamed_families_print_their_keys() {
+        assert_eq!(family_name(P1), "{PrivateUse1}");
+    }
+}
