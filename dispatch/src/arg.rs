@@ -1,11 +1,16 @@
 //! Which arguments contribute dispatch keys.
 
-use crate::device::Device;
 use crate::key::DispatchKeySet;
-use crate::tensor::Tensor;
 
 /// A type that may be an argument of an op. Tensors and devices contribute their dispatch keys;
 /// scalars and strings contribute none.
+///
+/// **What the keys mean.** A value's backend keys say which device it is on. The engine derives
+/// *device families* from them ([`crate::families`]): the CPU's two keys, `CpuSimd` and
+/// `CpuNaive`, are one family (a value may report either or both; a tensor that reports both gets
+/// `CpuSimd` kernels with `CpuNaive` beneath), every other backend key is a family of its own. A
+/// call whose arguments meet two families fails with `DeviceMismatch`, unless its op is
+/// `#[op(mixes_devices)]`. Functionality keys (autograd, modes, `Custom1..4`) may be added freely.
 ///
 /// Every parameter of an `#[op]` must implement this trait; that is checked at compile time, so a
 /// type that the dispatcher would silently ignore cannot slip in.
@@ -19,23 +24,6 @@ use crate::tensor::Tensor;
 pub trait DispatchArg {
     /// The keys this argument adds to the call's key set.
     fn dispatch_keys(&self) -> DispatchKeySet;
-}
-
-#[diagnostic::do_not_recommend]
-impl DispatchArg for Tensor {
-    #[inline(always)]
-    fn dispatch_keys(&self) -> DispatchKeySet {
-        self.keys()
-    }
-}
-
-/// A factory's device argument selects the backend, like a tensor on that device would.
-#[diagnostic::do_not_recommend]
-impl DispatchArg for Device {
-    #[inline(always)]
-    fn dispatch_keys(&self) -> DispatchKeySet {
-        self.keys()
-    }
 }
 
 #[diagnostic::do_not_recommend]
@@ -102,25 +90,24 @@ keyless!(
 mod tests {
     use super::*;
 
+    /// A stand-in for a tensor: a value on a device.
+    struct OnDevice(DispatchKeySet);
+    impl DispatchArg for OnDevice {
+        fn dispatch_keys(&self) -> DispatchKeySet {
+            self.0
+        }
+    }
+
     #[test]
     fn containers_union_their_items() {
-        let cpu = Tensor::scalar(1.0);
-        assert_eq!(
-            <&Tensor as DispatchArg>::dispatch_keys(&&cpu),
-            DispatchKeySet::CPU
-        );
+        let cpu = OnDevice(DispatchKeySet::CPU);
+        let gpu = OnDevice(DispatchKeySet::WGPU);
+        assert_eq!(<&OnDevice as DispatchArg>::dispatch_keys(&&cpu), DispatchKeySet::CPU);
         assert_eq!(Some(&cpu).dispatch_keys(), DispatchKeySet::CPU);
-        assert_eq!(None::<&Tensor>.dispatch_keys(), DispatchKeySet::EMPTY);
-        assert_eq!(
-            [cpu.clone(), cpu].as_slice().dispatch_keys(),
-            DispatchKeySet::CPU
-        );
-        assert_eq!(Device::Wgpu.dispatch_keys(), DispatchKeySet::WGPU);
+        assert_eq!(None::<&OnDevice>.dispatch_keys(), DispatchKeySet::EMPTY);
+        assert_eq!([&cpu, &gpu].as_slice().dispatch_keys(), DispatchKeySet::CPU | DispatchKeySet::WGPU);
         assert_eq!(2.0f32.dispatch_keys(), DispatchKeySet::EMPTY);
         assert_eq!("name".dispatch_keys(), DispatchKeySet::EMPTY);
-        assert_eq!(
-            [1usize, 2].as_slice().dispatch_keys(),
-            DispatchKeySet::EMPTY
-        );
+        assert_eq!([1usize, 2].as_slice().dispatch_keys(), DispatchKeySet::EMPTY);
     }
 }

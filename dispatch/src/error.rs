@@ -435,11 +435,11 @@ mod tests {
     #[test]
     fn error_is_one_pointer_and_result_stays_small() {
         assert_eq!(size_of::<DispatchError>(), size_of::<usize>());
-        assert_eq!(size_of::<crate::Tensor>(), size_of::<usize>());
+        // A one-pointer tensor handle's result is a (tag, pointer) pair, returned in two
+        // registers (the tensor crate checks its own `Tensor`).
         assert_eq!(
-            size_of::<Result<crate::Tensor, DispatchError>>(),
-            2 * size_of::<usize>(),
-            "a (tag, pointer) pair, returned in two registers"
+            size_of::<Result<std::sync::Arc<u8>, DispatchError>>(),
+            2 * size_of::<usize>()
         );
     }
 

@@ -1,76 +1,35 @@
-//! PyTorch-style operator dispatch for Rust.
+//! The dispatch engine of switchyard, for any tensor type.
 //!
-//! Ops are declared once, as typed functions; kernels for them are registered from any crate, one
-//! per dispatch key; a call picks the kernel from the arguments' devices and the thread's modes,
-//! with one indexed load.
+//! Ops are declared once, as typed functions ([`op`]); kernels for them are registered from any
+//! crate, one per dispatch key ([`kernel`]); boxed fallbacks serve every op at a key
+//! ([`fallback`]); a call picks the kernel from its arguments' keys ([`DispatchArg`]) and the
+//! thread's modes ([`include`], [`exclude`]), with one indexed load. Tables, precedence, runtime
+//! registration, [`trace`], [`profile`] and [`dump`] work for any argument types.
 //!
-//! ```
-//! use switchyard::ops::{mean, mul};
-//! use switchyard::{DispatchKey, Tensor, kernel, op};
-//! use switchyard_backends as _; // links the CPU kernels of the standard ops
+//! This crate knows no tensor: most users name `switchyard`, which re-exports it together with
+//! the framework's own tensor and standard ops (the examples below use them). A tensor library
+//! with its own tensor type depends on this crate alone and
+//! - implements [`DispatchArg`] for its tensor (its device's backend keys; see there for the
+//!   device-mismatch rule on *device families*),
+//! - boxes it with [`boxable_tensor!`] (one reference count per boxed value; [`trace`] then links
+//!   its tensors as `%n`),
+//! - names its devices for errors with [`name_device!`],
+//! - and, since the macros' generated code names `::switchyard`, either depends on this crate
+//!   under that name (`switchyard = { package = "switchyard-dispatch", … }` in `Cargo.toml`) or
+//!   writes `crate = switchyard_dispatch` in each attribute.
 //!
-//! /// A new op, declared once. Calling it is a plain function call.
-//! #[op(name = "doc::axpy")]
-//! pub fn axpy(a: f32, x: &Tensor, y: &Tensor) -> Tensor;
-//!
-//! /// Its CPU kernel. A kernel whose signature differs from the op's does not compile.
-//! #[kernel(op = "axpy", key = CpuNaive)]
-//! fn axpy_cpu(a: f32, x: &Tensor, y: &Tensor) -> switchyard::Result<Tensor> {
-//!     let (xs, ys) = (x.cpu_data().unwrap(), y.cpu_data().unwrap());
-//!     if x.shape() != y.shape() {
-//!         return Err(switchyard::DispatchError::shape("doc::axpy", "shapes differ"));
-//!     }
-//!     Tensor::from_vec(xs.iter().zip(ys).map(|(x, y)| a * x + y).collect(), x.shape())
-//! }
-//!
-//! fn main() {
-//!     let x = Tensor::vector(&[1.0, 2.0, 3.0]);
-//!     let y = Tensor::vector(&[4.0, 5.0, 6.0]);
-//!     assert_eq!(axpy(2.0, &x, &y).to_vec(), [6.0, 9.0, 12.0]);
-//!     assert_eq!(mean(&mul(&x, &y)).to_vec(), [32.0 / 3.0]);
-//!
-//!     // Every op has a fallible form; bad input is an error, not a panic.
-//!     let err = switchyard::ops::try_add(&x, &Tensor::vector(&[1.0])).unwrap_err();
-//!     assert!(err.to_string().contains("op `add`: shape error"));
-//!
-//!     // Thread-local guards change what runs: this scope uses the naive CPU backend only.
-//!     let _naive = switchyard::exclude(DispatchKey::CpuSimd);
-//!     assert_eq!(mul(&x, &y).to_vec(), [4.0, 10.0, 18.0]);
-//! }
-//! ```
-//!
-//! A kernel with the wrong signature is a compile error on the kernel's own signature:
-//!
-//! ```compile_fail,E0308
-//! use switchyard::{Tensor, kernel};
-//!
-//! #[kernel(op = "switchyard::ops::mul", key = CpuNaive)]
-//! fn mul_wrong(x: &Tensor, y: f32) -> Tensor {
-//!     x.clone()
-//! }
-//! # fn main() {}
-//! ```
-//!
-//! # Linking kernel crates
-//!
-//! Kernels are `linkme` statics. A binary must *name* each crate that provides kernels, or the
-//! linker drops it: `use switchyard_backends as _;` once, anywhere in the binary. When it is
-//! missing, the missing-kernel error and [`dump()`] say so.
+//! `examples/byo-tensor` in the repository is such a library, with a guide in its README.
 
 // `deny`, not `forbid`: linkme's statics use `link_section`, which the lint counts as unsafe;
 // those statics (and only they) carry `#[allow(unsafe_code)]`.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-// Generated code names `::switchyard::…`; this makes that path work inside this crate too.
-extern crate self as switchyard;
 
 mod alias;
 mod arg;
 pub mod boxing;
-mod buffer_pool;
 pub mod cpu;
-mod device;
 mod diag;
 mod error;
 mod family;
@@ -78,12 +37,10 @@ mod handle;
 mod key;
 mod local;
 pub mod modes;
-pub mod ops;
 mod registry;
 mod resolve;
 mod runtime;
 mod table;
-mod tensor;
 mod trace_log;
 
 #[doc(hidden)]
@@ -95,9 +52,7 @@ mod private;
 
 pub use alias::{AliasKey, KernelKey};
 pub use arg::DispatchArg;
-pub use boxing::{FromValue, Stack, ToValue, Value};
-pub use buffer_pool::cpu_buffer;
-pub use device::{DType, Device};
+pub use boxing::{BoxedTensor, FromValue, Stack, TensorValue, ToValue, Value};
 pub use error::{DispatchError, ErrorKind, Location};
 pub use family::{DeviceName, families, family_name, family_of};
 pub use handle::{OpHandle, call_boxed, dump, find_op, op_named, ops};
@@ -107,7 +62,6 @@ pub use modes::{profile, trace};
 pub use registry::{BoxedKernel, KernelMeta};
 pub use resolve::SlotOrigin;
 pub use runtime::{Registration, register_fallback, register_fallthrough, set_dispatch_trace};
-pub use tensor::{BackendStorage, Tensor};
 
 /// Declares an operator: `#[op(name = "mul")] pub fn mul(x: &Tensor, y: &Tensor) -> Tensor;`
 ///
@@ -350,8 +304,3 @@ pub use switchyard_macros::fallback;
 
 /// `Result` with [`DispatchError`]: what a fallible kernel returns.
 pub type Result<T> = core::result::Result<T, DispatchError>;
-
-/// The README's examples, compiled and run as doctests so that they stay true.
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-pub struct ReadmeDoctests;

@@ -1,5 +1,6 @@
 //! Boxed calls: by handle and by name, with every kind of argument, and bad input as errors.
 
+use switchyard::FromValue;
 use switchyard::ops::full;
 use switchyard::{
     Device, DispatchArg, DispatchKeySet, ErrorKind, Stack, Tensor, Value, boxable, call_boxed,
@@ -7,8 +8,8 @@ use switchyard::{
 };
 use switchyard_backends as _;
 
-fn tensor(value: &Value) -> &Tensor {
-    value.as_tensor().expect("a tensor result")
+fn tensor(value: &Value) -> Tensor {
+    Tensor::from_value(value.clone()).expect("a tensor result")
 }
 
 #[test]
@@ -195,8 +196,8 @@ fn boxed_to_honours_mixes_devices() {
     assert_eq!(typed.to_vec(), [1.0, 2.0]);
     let mut stack = Stack::new();
     stack.push(&x);
-    stack.push(Value::Device(switchyard::Device::PrivateUse3));
+    stack.push(switchyard::Device::PrivateUse3);
     switchyard::call_boxed("to", &mut stack).unwrap();
     let boxed = stack.pop_result("to").unwrap();
-    assert!(matches!(boxed, Value::Tensor(t) if t.to_vec() == [1.0, 2.0]));
+    assert_eq!(tensor(&boxed).to_vec(), [1.0, 2.0]);
 }

@@ -171,7 +171,7 @@ fn device_mismatch_names_op_and_both_devices() {
     let text = err.to_string();
     assert_eq!(
         text,
-        "op `add`: arguments are on different devices (privateuse1 and cpu); move them to one device first"
+        "op `add`: arguments are on different devices (toy and cpu); move them to one device first"
     );
     assert_eq!(panic_message(|| drop(add(&toy, &cpu))), text);
     // One device is fine on either side.

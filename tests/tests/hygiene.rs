@@ -47,7 +47,7 @@ fn a_parameter_named_keys_is_the_users() {
         shift::redispatch(DispatchKeySet::CPU_NAIVE, &x, 5.0).unwrap(),
         6.0
     );
-    let mut stack = Stack::from(vec![Value::Tensor(x), Value::Float(2.0)]);
+    let mut stack = Stack::from(vec![Value::from(x), Value::Float(2.0)]);
     call_boxed("hygiene::shift", &mut stack).unwrap();
     assert_eq!(f32::from_value(stack.pop().unwrap()), Ok(3.0));
 }

@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::sync::mpsc;
 
+use switchyard::FromValue;
 use switchyard::ops::try_mul;
 use switchyard::{Stack, Tensor, Value, profile, trace};
 use switchyard_backends as _;
@@ -30,7 +31,7 @@ fn boxed_product(x: &Tensor) -> Result<Vec<f32>, String> {
     stack.push(x);
     switchyard::call_boxed("mul", &mut stack).map_err(|e| e.to_string())?;
     match stack.pop() {
-        Some(Value::Tensor(t)) => Ok(t.to_vec()),
+        Some(value @ Value::Tensor(_)) => Ok(Tensor::from_value(value).map_err(|e| e.to_string())?.to_vec()),
         other => Err(format!("the boxed call left {other:?}")),
     }
 }

@@ -72,7 +72,7 @@ fn a_tuple_result_is_returned_typed() {
 
 #[test]
 fn a_tuple_result_is_boxed_element_by_element() {
-    let mut stack = Stack::from(vec![Value::Tensor(x())]);
+    let mut stack = Stack::from(vec![Value::from(x())]);
     call_boxed("tuples::split_signs", &mut stack).unwrap();
     assert_eq!(stack.len(), 1);
     let result = stack.pop().unwrap();
@@ -81,15 +81,15 @@ fn a_tuple_result_is_boxed_element_by_element() {
         panic!("expected a tuple, got {result}");
     };
     assert_eq!(items.len(), 2);
-    assert_eq!(items[0].as_tensor().unwrap().to_vec(), [1.0, 0.0, 3.0]);
-    assert_eq!(items[1].as_tensor().unwrap().to_vec(), [0.0, -2.0, 0.0]);
+    assert_eq!(Tensor::from_value(items[0].clone()).unwrap().to_vec(), [1.0, 0.0, 3.0]);
+    assert_eq!(Tensor::from_value(items[1].clone()).unwrap().to_vec(), [0.0, -2.0, 0.0]);
     let (pos, neg) = <(Tensor, Tensor)>::from_value(result).unwrap();
     assert_eq!(
         (pos.to_vec(), neg.to_vec()),
         (vec![1.0, 0.0, 3.0], vec![0.0, -2.0, 0.0])
     );
 
-    let mut stack = Stack::from(vec![Value::Tensor(x())]);
+    let mut stack = Stack::from(vec![Value::from(x())]);
     extent::handle().call_boxed(&mut stack).unwrap();
     let result = stack.pop().unwrap();
     assert_eq!(result.to_string(), "(-2.0, 3.0, 3)");
@@ -105,7 +105,7 @@ fn a_tuple_result_runs_through_a_boxed_fallback() {
     assert_eq!(neg.to_vec(), [0.0, -2.0, 0.0]);
     assert_eq!(extent(&x()), (-2.0, 3.0, 3));
     // A boxed call through the fallback too.
-    let mut stack = Stack::from(vec![Value::Tensor(x())]);
+    let mut stack = Stack::from(vec![Value::from(x())]);
     call_boxed("tuples::extent", &mut stack).unwrap();
     assert_eq!(
         <(f32, f32, usize)>::from_value(stack.pop().unwrap()),

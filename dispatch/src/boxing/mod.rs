@@ -12,7 +12,19 @@ mod value;
 
 pub use convert::{BoxedResult, FromValue, ToValue, TypeMismatch, Unbox};
 pub use stack::Stack;
-pub use value::{Custom, Value};
+pub use value::{BoxedTensor, Custom, TensorValue, Value};
+
+/// A tensor type whose handle is one shared value (`struct Tensor(Arc<Inner>)`): what
+/// [`boxable_tensor!`](crate::boxable_tensor) needs to box it as a [`Value::Tensor`] without
+/// allocating.
+pub trait SharedTensor: Clone {
+    /// The value every handle of one tensor shares.
+    type Shared: TensorValue;
+    /// This handle's shared value (a reference count, no copy).
+    fn shared(&self) -> std::sync::Arc<Self::Shared>;
+    /// The handle of a shared value.
+    fn from_shared(shared: std::sync::Arc<Self::Shared>) -> Self;
+}
 
 /// Gives a user type a boxed form (the `Custom` escape hatch), so that ops may take and return
 /// it: implements [`ToValue`], [`FromValue`] and [`Unbox`].
@@ -40,6 +52,7 @@ pub use value::{Custom, Value};
 #[macro_export]
 macro_rules! boxable {
     ($ty:ty) => {
+        #[diagnostic::do_not_recommend]
         impl $crate::ToValue for $ty {
             fn to_value(&self) -> $crate::Value {
                 $crate::Value::custom(
@@ -49,6 +62,7 @@ macro_rules! boxable {
             }
         }
 
+        #[diagnostic::do_not_recommend]
         impl $crate::FromValue for $ty {
             fn from_value(
                 value: $crate::Value,
@@ -61,6 +75,105 @@ macro_rules! boxable {
             }
         }
 
+        #[diagnostic::do_not_recommend]
+        impl<'a> $crate::boxing::Unbox<'a> for $ty {
+            type Holder = $ty;
+            fn unbox(holder: &'a $ty) -> Self {
+                ::core::clone::Clone::clone(holder)
+            }
+            fn boxed(&self) -> $crate::Value {
+                $crate::ToValue::to_value(self)
+            }
+        }
+    };
+}
+
+/// Gives a tensor type its boxed form, [`Value::Tensor`]: implements [`ToValue`], [`FromValue`]
+/// and [`Unbox`] through its [`SharedTensor`] impl (`&T`, `Option<&T>` and `&[T]` arguments
+/// follow from those).
+///
+/// This is the door every tensor type boxes through, the framework's own included: boxing costs
+/// one reference count, and [`trace`](crate::trace) links a tensor an op returned to the ops that
+/// read it (`%n`), whatever the tensor type.
+///
+/// ```
+/// use std::fmt;
+/// use std::sync::Arc;
+/// use switchyard::boxing::{SharedTensor, TensorValue};
+/// use switchyard::{DispatchArg, DispatchKeySet, FromValue, ToValue, Value, boxable_tensor};
+///
+/// #[derive(Debug)]
+/// pub struct Grid { rows: usize, cols: usize }
+///
+/// impl TensorValue for Grid {
+///     fn dispatch_keys(&self) -> DispatchKeySet { DispatchKeySet::CPU_NAIVE }
+///     fn summary(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+///         write!(f, "Grid[{}, {}]", self.rows, self.cols)
+///     }
+/// }
+///
+/// #[derive(Clone, Debug)]
+/// pub struct GridTensor(Arc<Grid>);
+///
+/// impl SharedTensor for GridTensor {
+///     type Shared = Grid;
+///     fn shared(&self) -> Arc<Grid> { self.0.clone() }
+///     fn from_shared(shared: Arc<Grid>) -> Self { GridTensor(shared) }
+/// }
+/// impl DispatchArg for GridTensor {
+///     fn dispatch_keys(&self) -> DispatchKeySet { self.0.dispatch_keys() }
+/// }
+/// boxable_tensor!(GridTensor);
+///
+/// let t = GridTensor(Arc::new(Grid { rows: 2, cols: 3 }));
+/// let boxed = t.to_value();
+/// assert_eq!(boxed.to_string(), "Grid[2, 3]");
+/// let back = GridTensor::from_value(boxed).unwrap();
+/// assert!(Arc::ptr_eq(&back.0, &t.0)); // the same tensor, not a copy
+/// assert!(GridTensor::from_value(Value::Int(1)).is_err());
+/// ```
+#[macro_export]
+macro_rules! boxable_tensor {
+    ($ty:ty) => {
+        #[diagnostic::do_not_recommend]
+        impl $crate::ToValue for $ty {
+            #[inline]
+            fn to_value(&self) -> $crate::Value {
+                $crate::Value::Tensor($crate::boxing::BoxedTensor::new(
+                    $crate::boxing::SharedTensor::shared(self),
+                ))
+            }
+        }
+
+        #[diagnostic::do_not_recommend]
+        impl $crate::FromValue for $ty {
+            #[inline]
+            fn from_value(
+                value: $crate::Value,
+            ) -> ::core::result::Result<Self, $crate::boxing::TypeMismatch> {
+                match value {
+                    $crate::Value::Tensor(boxed) => match boxed.downcast::<
+                        <$ty as $crate::boxing::SharedTensor>::Shared,
+                    >() {
+                        ::core::result::Result::Ok(shared) => ::core::result::Result::Ok(
+                            <$ty as $crate::boxing::SharedTensor>::from_shared(shared),
+                        ),
+                        ::core::result::Result::Err(boxed) => {
+                            ::core::result::Result::Err($crate::boxing::TypeMismatch::new(
+                                ::core::stringify!($ty),
+                                &$crate::Value::Tensor(boxed),
+                            ))
+                        }
+                    },
+                    other => ::core::result::Result::Err($crate::boxing::TypeMismatch::new(
+                        ::core::stringify!($ty),
+                        &other,
+                    )),
+                }
+            }
+        }
+
+        #[diagnostic::do_not_recommend]
         impl<'a> $crate::boxing::Unbox<'a> for $ty {
             type Holder = $ty;
             fn unbox(holder: &'a $ty) -> Self {

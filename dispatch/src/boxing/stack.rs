@@ -164,8 +164,6 @@ macro_rules! value_from {
 }
 
 value_from!(
-    crate::Tensor => Tensor,
-    crate::Device => Device,
     bool => Bool,
     i64 => Int,
     i32 => Int,
@@ -174,9 +172,3 @@ value_from!(
     String => Str,
     &str => Str
 );
-
-impl From<&crate::Tensor> for Value {
-    fn from(tensor: &crate::Tensor) -> Self {
-        Value::Tensor(tensor.clone())
-    }
-}

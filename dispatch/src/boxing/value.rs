@@ -4,9 +4,70 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::device::Device;
 use crate::key::DispatchKeySet;
-use crate::tensor::Tensor;
+
+/// What a tensor type's shared inner value offers the engine: its keys (a boxed call dispatches
+/// as the typed one would) and a one-line summary for traces and errors (`Tensor[2, 3]@cpu`).
+///
+/// A tensor library implements it for the value its tensor handle shares (for an
+/// `Arc<Inner>` handle, `Inner`), and boxes through [`BoxedTensor::new`]: that turns the handle's
+/// `Arc` into a [`Value::Tensor`] without allocating, and [`BoxedTensor::downcast`] turns it back.
+/// Two boxed tensors are the same tensor when they share that value ([`BoxedTensor::same`]),
+/// which is how [`trace`](crate::trace) links a tensor an op produced to the op that reads it.
+/// [`boxable_tensor!`](crate::boxable_tensor) writes the conversions.
+pub trait TensorValue: Any + Send + Sync {
+    /// The keys the tensor contributes to a call (its [`DispatchArg`](crate::DispatchArg) keys).
+    fn dispatch_keys(&self) -> DispatchKeySet;
+
+    /// A short description by shape and device, not by data, e.g. `Tensor[2, 3]@cpu`.
+    fn summary(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+}
+
+/// A boxed tensor of any tensor type: a shared handle to its [`TensorValue`], cheap to clone.
+#[derive(Clone)]
+pub struct BoxedTensor(Arc<dyn TensorValue>);
+
+impl BoxedTensor {
+    /// Boxes a tensor's shared value; an `Arc` already held is reused (no allocation).
+    #[inline]
+    pub fn new<T: TensorValue>(shared: Arc<T>) -> BoxedTensor {
+        BoxedTensor(shared)
+    }
+
+    /// The shared value, if it is a `T`; else the boxed tensor back.
+    pub fn downcast<T: TensorValue>(self) -> Result<Arc<T>, BoxedTensor> {
+        let any: Arc<dyn Any + Send + Sync> = self.0.clone();
+        any.downcast::<T>().map_err(|_| self)
+    }
+
+    /// The shared value, if it is a `T`.
+    pub fn downcast_ref<T: TensorValue>(&self) -> Option<&T> {
+        let any: &dyn Any = &*self.0;
+        any.downcast_ref::<T>()
+    }
+
+    /// Whether both are handles of one tensor (one shared value).
+    pub fn same(&self, other: &BoxedTensor) -> bool {
+        std::ptr::addr_eq(Arc::as_ptr(&self.0), Arc::as_ptr(&other.0))
+    }
+
+    /// The tensor's dispatch keys.
+    pub fn keys(&self) -> DispatchKeySet {
+        self.0.dispatch_keys()
+    }
+}
+
+impl fmt::Debug for BoxedTensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.summary(f)
+    }
+}
+
+impl fmt::Display for BoxedTensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.summary(f)
+    }
+}
 
 /// One boxed argument or result.
 #[derive(Clone, Debug)]
@@ -26,10 +87,9 @@ pub enum Value {
     List(Vec<Value>),
     /// A tuple (2 to 4 elements), e.g. an op's `(Tensor, Tensor)` result; its elements in order.
     Tuple(Vec<Value>),
-    /// A tensor (a reference-counted handle; boxing does not copy its data).
-    Tensor(Tensor),
-    /// A device (factories such as `full` dispatch on it).
-    Device(Device),
+    /// A tensor of any tensor type (a shared handle; boxing neither copies its data nor
+    /// allocates), see [`TensorValue`].
+    Tensor(BoxedTensor),
     /// Any other type: the escape hatch for user types (see [`crate::boxable!`]).
     Custom(Custom),
 }
@@ -46,7 +106,6 @@ impl Value {
             Value::List(_) => "list",
             Value::Tuple(_) => "tuple",
             Value::Tensor(_) => "Tensor",
-            Value::Device(_) => "Device",
             Value::Custom(custom) => custom.type_name,
         }
     }
@@ -55,7 +114,6 @@ impl Value {
     pub fn dispatch_keys(&self) -> DispatchKeySet {
         match self {
             Value::Tensor(tensor) => tensor.keys(),
-            Value::Device(device) => device.keys(),
             Value::List(items) | Value::Tuple(items) => items
                 .iter()
                 .fold(DispatchKeySet::EMPTY, |keys, v| keys | v.dispatch_keys()),
@@ -66,8 +124,8 @@ impl Value {
         }
     }
 
-    /// The tensor, if this is one.
-    pub fn as_tensor(&self) -> Option<&Tensor> {
+    /// The boxed tensor, if this is one.
+    pub fn as_tensor(&self) -> Option<&BoxedTensor> {
         match self {
             Value::Tensor(tensor) => Some(tensor),
             _ => None,
@@ -76,6 +134,7 @@ impl Value {
 
     /// Boxes a user type; `keys` is what it contributes to dispatch (its `DispatchArg` keys).
     pub fn custom<T: Any + Send + Sync + fmt::Debug>(value: T, keys: DispatchKeySet) -> Value {
+        // (`Arc<T>` to `Arc<dyn CustomValue>`: the blanket impl below covers every such `T`.)
         Value::Custom(Custom {
             value: Arc::new(value),
             type_name: std::any::type_name::<T>(),
@@ -84,10 +143,14 @@ impl Value {
     }
 }
 
+/// What a custom value offers: `Any` to unbox it, `Debug` to print it in traces and errors.
+trait CustomValue: Any + Send + Sync + fmt::Debug {}
+impl<T: Any + Send + Sync + fmt::Debug> CustomValue for T {}
+
 /// A boxed user type: shared, so cloning a `Value` stays cheap.
 #[derive(Clone)]
 pub struct Custom {
-    value: Arc<dyn Any + Send + Sync>,
+    value: Arc<dyn CustomValue>,
     type_name: &'static str,
     keys: DispatchKeySet,
 }
@@ -95,7 +158,8 @@ pub struct Custom {
 impl Custom {
     /// The value, if it is a `T`.
     pub fn downcast_ref<T: Any>(&self) -> Option<&T> {
-        self.value.downcast_ref()
+        let any: &dyn Any = &*self.value;
+        any.downcast_ref()
     }
 
     /// The boxed type's name.
@@ -110,7 +174,8 @@ impl fmt::Debug for Custom {
     }
 }
 
-/// How a value reads in a trace or an error: tensors by shape and device, not by data.
+/// How a value reads in a trace or an error: tensors by their summary (shape and device, not
+/// data), custom values by their `Debug` form.
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -139,9 +204,8 @@ impl fmt::Display for Value {
                 }
                 f.write_str(")")
             }
-            Value::Tensor(t) => write!(f, "Tensor{:?}@{}", t.shape(), t.device().name()),
-            Value::Device(d) => f.write_str(d.name()),
-            Value::Custom(c) => f.write_str(c.type_name),
+            Value::Tensor(t) => write!(f, "{t}"),
+            Value::Custom(c) => write!(f, "{:?}", c.value),
         }
     }
 }

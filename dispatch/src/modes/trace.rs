@@ -5,9 +5,9 @@ use std::fmt::{self, Write as _};
 
 use crate::error::location_here;
 use crate::registry::{FallbackRegistration, KernelMeta};
+use crate::boxing::BoxedTensor;
 use crate::{
-    DispatchError, DispatchKey, DispatchKeySet, OpHandle, Stack, Tensor, Value, include,
-    with_excluded,
+    DispatchError, DispatchKey, DispatchKeySet, OpHandle, Stack, Value, include, with_excluded,
 };
 
 /// One recorded op call: its name, and its inputs and outputs described by shape and device.
@@ -63,15 +63,16 @@ impl fmt::Display for Graph {
 #[derive(Default)]
 struct Recorder {
     graph: Graph,
-    produced: Vec<Tensor>,
+    /// Kept alive while the trace records, so that no other tensor can reuse their addresses.
+    produced: Vec<BoxedTensor>,
 }
 
 impl Recorder {
     fn describe(&self, value: &Value) -> String {
         match value {
-            Value::Tensor(t) => match self.produced.iter().position(|p| p.same_storage(t)) {
+            Value::Tensor(t) => match self.produced.iter().position(|p| p.same(t)) {
                 Some(id) => format!("%{id}"),
-                None => format!("Tensor{:?}@{}", t.shape(), t.device().name()),
+                None => t.to_string(),
             },
             other => other.to_string(),
         }

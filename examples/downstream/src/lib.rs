@@ -29,6 +29,9 @@ use switchyard::{
 /// The toy device's key, as a constant: kernels may name a key by path.
 pub const TOY: DispatchKey = DispatchKey::PrivateUse1;
 
+// Errors (a device mismatch, a missing kernel) call the device by this name.
+switchyard::name_device!(key = TOY, "toy");
+
 /// `x * factor`, elementwise. Declared in this crate; switchyard's own crates know nothing of it.
 #[op(name = "downstream::scale")]
 pub fn scale(x: &Tensor, factor: f32) -> Tensor;

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::key::DispatchKeySet;
+use switchyard::DispatchKeySet;
 
 /// Where a tensor's data lives. A device decides the backend keys a tensor carries.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -62,11 +62,9 @@ impl Device {
 }
 
 // Errors name device families (the engine's `DeviceMismatch`, missing kernels) by these names.
-crate::name_device!(CpuNaive, Device::Cpu.name());
-crate::name_device!(Wgpu, Device::Wgpu.name());
-crate::name_device!(PrivateUse1, Device::PrivateUse1.name());
-crate::name_device!(PrivateUse2, Device::PrivateUse2.name());
-crate::name_device!(PrivateUse3, Device::PrivateUse3.name());
+// The `PrivateUse` devices are named by the crates that provide them.
+switchyard::name_device!(CpuNaive, Device::Cpu.name());
+switchyard::name_device!(Wgpu, Device::Wgpu.name());
 
 impl fmt::Display for Device {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

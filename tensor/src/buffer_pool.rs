@@ -7,7 +7,7 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use crate::error::DispatchError;
+use switchyard::DispatchError;
 
 /// Buffers smaller than this (1 MiB) are left to the allocator, which serves them well.
 const MIN_POOLED_FLOATS: usize = 1 << 18;
@@ -90,13 +90,13 @@ mod tests {
         // Bytes beyond `isize::MAX`: the same error (`try_reserve` reports a capacity overflow).
         let error = cpu_buffer("test", usize::MAX / 4).unwrap_err();
         assert!(
-            matches!(error.kind(), crate::ErrorKind::OutOfMemory { bytes, .. } if *bytes == usize::MAX / 4 * 4),
+            matches!(error.kind(), switchyard::ErrorKind::OutOfMemory { bytes, .. } if *bytes == usize::MAX / 4 * 4),
             "{error}"
         );
         // Bytes beyond `usize::MAX`.
         let error = cpu_buffer("test", usize::MAX).unwrap_err();
         assert!(
-            matches!(error.kind(), crate::ErrorKind::SizeOverflow { .. }),
+            matches!(error.kind(), switchyard::ErrorKind::SizeOverflow { .. }),
             "{error}"
         );
     }

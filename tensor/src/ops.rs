@@ -4,7 +4,9 @@
 //! Elementwise ops take two tensors of one shape; a shape mismatch is a [`crate::DispatchError`]
 //! (`ErrorKind::Shape`) from the kernel, never a panic inside a loop.
 
-use crate::{Device, Tensor, op};
+use switchyard::op;
+
+use crate::{Device, Tensor};
 
 /// `x + y`, elementwise; `x` and `y` have one shape.
 #[op(name = "add")]

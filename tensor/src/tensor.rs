@@ -6,8 +6,8 @@ use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::Arc;
 
 use crate::device::{DType, Device};
-use crate::error::DispatchError;
-use crate::key::DispatchKeySet;
+use switchyard::DispatchError;
+use switchyard::DispatchKeySet;
 
 /// Data held by a backend other than the CPU (a GPU buffer, a downstream device's memory).
 ///
@@ -41,13 +41,16 @@ enum Storage {
 /// **Invariant:** `numel` is the product of `shape`, and its byte size (`numel · 4`) is at most
 /// `isize::MAX`; a CPU storage holds exactly `numel` values. Every constructor checks this, so
 /// kernels may compute any index below `numel` (and `numel · 4`) without overflow.
+///
+/// Public only so that [`Tensor`] can name it as its boxed form (`SharedTensor::Shared`); it
+/// lives in a private module, so no other crate can name or build one.
 #[derive(Debug)]
-struct TensorInner {
-    keys: DispatchKeySet,
+pub struct TensorInner {
+    pub(crate) keys: DispatchKeySet,
     numel: usize,
-    shape: Box<[usize]>,
+    pub(crate) shape: Box<[usize]>,
     dtype: DType,
-    device: Device,
+    pub(crate) device: Device,
     storage: Storage,
 }
 
@@ -67,7 +70,7 @@ impl Drop for TensorInner {
 /// per argument) made the result a 16-byte aggregate returned through memory, which cost more.
 #[derive(Clone)]
 pub struct Tensor {
-    inner: Arc<TensorInner>,
+    pub(crate) inner: Arc<TensorInner>,
 }
 
 /// The largest element count of an `f32` tensor: its bytes must fit `isize`, as every allocation's.

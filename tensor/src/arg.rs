@@ -1,0 +1,116 @@
+//! How tensors and devices meet the engine: their dispatch keys and their boxed forms.
+
+use std::fmt;
+use std::sync::Arc;
+
+use switchyard::boxing::{SharedTensor, TensorValue};
+use switchyard::{DispatchArg, DispatchKeySet, Value};
+
+use crate::device::Device;
+use crate::tensor::{Tensor, TensorInner};
+
+#[diagnostic::do_not_recommend]
+impl DispatchArg for Tensor {
+    #[inline(always)]
+    fn dispatch_keys(&self) -> DispatchKeySet {
+        self.keys()
+    }
+}
+
+/// A factory's device argument selects the backend, like a tensor on that device would.
+#[diagnostic::do_not_recommend]
+impl DispatchArg for Device {
+    #[inline(always)]
+    fn dispatch_keys(&self) -> DispatchKeySet {
+        self.keys()
+    }
+}
+
+impl TensorValue for TensorInner {
+    fn dispatch_keys(&self) -> DispatchKeySet {
+        self.keys
+    }
+
+    /// `Tensor[2, 3]@cpu`.
+    fn summary(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Tensor{:?}@{}", self.shape, self.device)
+    }
+}
+
+/// A tensor boxes as its shared inner value: one reference count, no allocation.
+impl SharedTensor for Tensor {
+    type Shared = TensorInner;
+
+    #[inline]
+    fn shared(&self) -> Arc<TensorInner> {
+        self.inner.clone()
+    }
+
+    #[inline]
+    fn from_shared(shared: Arc<TensorInner>) -> Tensor {
+        Tensor { inner: shared }
+    }
+}
+
+switchyard::boxable_tensor!(Tensor);
+
+// A device boxes as a custom value that carries its keys, as any user type would.
+switchyard::boxable!(Device);
+
+impl From<&Tensor> for Value {
+    fn from(tensor: &Tensor) -> Value {
+        switchyard::ToValue::to_value(tensor)
+    }
+}
+
+impl From<Tensor> for Value {
+    fn from(tensor: Tensor) -> Value {
+        switchyard::ToValue::to_value(&tensor)
+    }
+}
+
+impl From<Device> for Value {
+    fn from(device: Device) -> Value {
+        switchyard::ToValue::to_value(&device)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use switchyard::{FromValue, ToValue};
+
+    use super::*;
+
+    #[test]
+    fn tensors_and_devices_carry_their_keys() {
+        let cpu = Tensor::scalar(1.0);
+        assert_eq!(<&Tensor as DispatchArg>::dispatch_keys(&&cpu), DispatchKeySet::CPU);
+        assert_eq!([cpu.clone(), cpu.clone()].as_slice().dispatch_keys(), DispatchKeySet::CPU);
+        assert_eq!(Device::Wgpu.dispatch_keys(), DispatchKeySet::WGPU);
+        assert_eq!(cpu.to_value().dispatch_keys(), DispatchKeySet::CPU);
+        assert_eq!(Device::Wgpu.to_value().dispatch_keys(), DispatchKeySet::WGPU);
+    }
+
+    #[test]
+    fn a_boxed_tensor_is_the_same_tensor() {
+        let t = Tensor::vector(&[1.0, 2.0]);
+        let boxed = t.to_value();
+        assert_eq!(boxed.to_string(), "Tensor[2]@cpu");
+        let back = Tensor::from_value(boxed.clone()).unwrap();
+        assert!(back.same_storage(&t));
+        assert!(boxed.as_tensor().unwrap().same(&Value::from(&t).as_tensor().unwrap().clone()));
+        let err = Tensor::from_value(Value::Str("x".into())).unwrap_err();
+        assert_eq!(err.to_string(), "expected Tensor, found str `\"x\"`");
+        assert_eq!(Device::from_value(Device::Cpu.to_value()), Ok(Device::Cpu));
+    }
+
+    #[test]
+    fn tensor_and_its_result_are_one_and_two_pointers() {
+        assert_eq!(size_of::<Tensor>(), size_of::<usize>());
+        assert_eq!(
+            size_of::<Result<Tensor, switchyard::DispatchError>>(),
+            2 * size_of::<usize>(),
+            "a (tag, pointer) pair, returned in two registers"
+        );
+    }
+}
