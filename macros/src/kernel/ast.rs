@@ -1,5 +1,5 @@
 //! `#[kernel]`'s attribute, parsed and with spans kept. Only the shape of each value is checked
-//! here; the rules are in `validate.rs`, the expansion of the key in `expand.rs`.
+//! here; the rules are in `validate.rs`, and the key becomes tokens only in `expand.rs`.
 
 use proc_macro2::{Span, TokenStream};
 use syn::Path;
