@@ -1,6 +1,9 @@
-//! Attribute arguments: `name = value` pairs, checked for unknown and repeated names.
+//! Attribute arguments, the syntax the three attributes share: `name = value` pairs (a bare `flag`
+//! is `flag = true`), each name known and given once; and the readers that the parse phases use to
+//! turn a value into a typed field (a string, a path, a flag, `crate = path`). A value of the wrong
+//! shape is reported on it here; what the value means is checked later, by the validate phases.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::punctuated::Punctuated;
@@ -68,11 +71,6 @@ impl Args {
         Args { args }
     }
 
-    /// The argument called `name`, left in place.
-    pub fn peek(&self, name: &str) -> Option<&Arg> {
-        self.args.iter().find(|a| a.name == name)
-    }
-
     /// Removes and returns the argument called `name`.
     pub fn take(&mut self, name: &str) -> Option<Arg> {
         let index = self.args.iter().position(|a| a.name == name)?;
@@ -118,35 +116,34 @@ pub fn as_path(value: &Expr) -> Option<&Path> {
     }
 }
 
-/// A flag argument: absent is `false`; `flag` or `flag = true|false`.
-pub fn flag(args: &mut Args, name: &str, attr: &str, errors: &mut Errors) -> bool {
-    let Some(arg) = args.take(name) else {
-        return false;
-    };
+/// A flag argument: `flag` or `flag = true` is the span of its name; absent, `flag = false`, or a
+/// value that is not a `bool` (reported) is `None`.
+pub fn flag(args: &mut Args, name: &str, attr: &str, errors: &mut Errors) -> Option<Span> {
+    let arg = args.take(name)?;
     match ungrouped(&arg.value) {
         Expr::Lit(ExprLit {
             lit: Lit::Bool(b), ..
-        }) => b.value,
+        }) => b.value.then(|| arg.name.span()),
         other => {
             errors.spanned(
                 other,
                 format!("`{name}` in `#[{attr}]` is a flag: write `{name}` or `{name} = false`"),
             );
-            false
+            None
         }
     }
 }
 
-/// The `crate = path` option: where generated code finds switchyard (for re-exporters).
-pub fn crate_path(args: &mut Args, errors: &mut Errors) -> Path {
-    match args.take("crate") {
-        None => syn::parse_quote!(::switchyard),
-        Some(arg) => match as_path(&arg.value) {
-            Some(path) => path.clone(),
-            None => {
-                errors.spanned(&arg.value, "`crate` takes a path to the switchyard crate, e.g. `crate = ::my_reexport::switchyard`");
-                syn::parse_quote!(::switchyard)
-            }
-        },
+/// The `crate = path` option: where generated code finds switchyard (for re-exporters). `None`
+/// when absent, or when not a path (reported): generated code then names `::switchyard`.
+pub fn crate_path(args: &mut Args, errors: &mut Errors) -> Option<Path> {
+    let arg = args.take("crate")?;
+    let path = as_path(&arg.value).cloned();
+    if path.is_none() {
+        errors.spanned(
+            &arg.value,
+            "`crate` takes a path to the switchyard crate, e.g. `crate = ::my_reexport::switchyard`",
+        );
     }
+    path
 }

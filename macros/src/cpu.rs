@@ -1,5 +1,6 @@
-//! `cpu = "avx2,fma"` in `#[kernel]`: the CPU features a kernel variant needs, checked here, and
-//! the safe entry generated for a `#[target_feature]` kernel.
+//! `cpu = "avx2,fma"` in `#[kernel]`: the CPU features a kernel variant needs (parsed into a
+//! [`CpuArg`], checked one rule per function), and what they expand to, including the safe entry
+//! generated for a `#[target_feature]` kernel.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
@@ -7,9 +8,7 @@ use syn::{Attribute, FnArg, Ident, ItemFn, LitStr};
 
 use crate::args::{self, Args, list};
 use crate::ctxt::Errors;
-use crate::keys;
-
-// ---- ast ----
+use crate::keys::KeyRef;
 
 /// The features `cpu = …` accepts, each with its `CpuFeatures` constant.
 ///
@@ -39,15 +38,60 @@ const FEATURES: &[(&str, &str)] = &[
 /// The aarch64 features; every other one is x86.
 const AARCH64: &[&str] = &["neon"];
 
-/// A parsed `cpu = "…"`: the features named, in the order written. `reported` when the value
-/// had a mistake, already reported: the kernel is not generated, and no other rule is checked
-/// against an incomplete list.
-pub struct CpuAttr {
-    features: Vec<&'static str>,
-    reported: bool,
+// ---- ast ----
+
+/// A parsed `cpu = …`, spans kept.
+pub struct CpuArg {
+    /// The `cpu` token: where a rule about the option as a whole is reported.
+    name: Ident,
+    /// The string, and its comma-separated entries as written (trimmed); `None` when the value
+    /// was not a string (reported): then no rule is checked against it.
+    list: Option<(LitStr, Vec<String>)>,
 }
 
-// ---- validate ----
+impl CpuArg {
+    /// `cpu` is optional; when given, its value must be a string.
+    pub fn parse(args: &mut Args, errors: &mut Errors) -> Option<CpuArg> {
+        let arg = args.take("cpu")?;
+        let list = args::as_str(&arg.value).map(|lit| {
+            let entries = lit
+                .value()
+                .split(',')
+                .map(|e| e.trim().to_owned())
+                .collect();
+            (lit.clone(), entries)
+        });
+        if list.is_none() {
+            errors.spanned(
+                &arg.value,
+                "`cpu` in `#[kernel]` takes a string of CPU features, e.g. `cpu = \"avx2,fma\"`",
+            );
+        }
+        Some(CpuArg {
+            name: arg.name,
+            list,
+        })
+    }
+
+    /// The known features listed, in the order written (each once).
+    fn known(&self) -> Vec<&'static str> {
+        let mut found = Vec::new();
+        for entry in self.list.iter().flat_map(|(_, entries)| entries) {
+            if let Some(name) = feature(entry).filter(|name| !found.contains(name)) {
+                found.push(name);
+            }
+        }
+        found
+    }
+}
+
+/// The feature called `written`, if it is one `cpu` accepts.
+fn feature(written: &str) -> Option<&'static str> {
+    FEATURES
+        .iter()
+        .map(|(name, _)| *name)
+        .find(|name| *name == written)
+}
 
 fn names() -> Vec<&'static str> {
     FEATURES.iter().map(|(name, _)| *name).collect()
@@ -60,45 +104,35 @@ fn folded(name: &str) -> String {
         .collect()
 }
 
-/// `cpu` is optional; when given it is a string of known features, for the CPU SIMD key.
-pub fn parse(args: &mut Args, errors: &mut Errors) -> Option<CpuAttr> {
-    let arg = args.take("cpu")?;
-    let Some(lit) = args::as_str(&arg.value) else {
-        errors.spanned(
-            &arg.value,
-            "`cpu` in `#[kernel]` takes a string of CPU features, e.g. `cpu = \"avx2,fma\"`",
-        );
-        return Some(CpuAttr {
-            features: Vec::new(),
-            reported: true,
-        });
-    };
-    not_for_other_keys(args, &arg.name, errors);
-    let Some(features) = features(lit, errors) else {
-        return Some(CpuAttr {
-            features: Vec::new(),
-            reported: true,
-        });
-    };
+// ---- validate ----
+
+/// Every rule on `cpu` itself. Returns the features it lists, or `None` when the list is wrong
+/// (reported): then the rules that compare against the list are not checked.
+pub fn check(cpu: &CpuArg, key: Option<&KeyRef>, errors: &mut Errors) -> Option<Vec<&'static str>> {
+    let (lit, entries) = cpu.list.as_ref()?;
+    only_with_cpu_simd(cpu, key, errors);
+    let before = errors.len();
+    no_empty_entry(lit, entries, errors);
+    known_features(lit, entries, errors);
+    no_repeated_feature(lit, entries, errors);
+    if errors.len() != before {
+        return None;
+    }
+    let features = cpu.known();
     one_architecture(lit, &features, errors);
-    Some(CpuAttr {
-        features,
-        reported: false,
-    })
+    Some(features)
 }
 
 // Variants are chosen among the CPU SIMD kernels; a GPU or naive kernel that needs CPU features
 // would be a kernel that silently disappears on some machines. (A key given by path is a
 // downstream key whose device the macro cannot know; it is allowed.)
-fn not_for_other_keys(args: &Args, cpu: &Ident, errors: &mut Errors) {
-    let key = args
-        .peek("key")
-        .and_then(|arg| args::as_path(&arg.value))
-        .and_then(|path| path.get_ident())
-        .and_then(|ident| keys::builtin(&ident.to_string()));
-    if let Some(key) = key.filter(|key| *key != "CpuSimd") {
+fn only_with_cpu_simd(cpu: &CpuArg, key: Option<&KeyRef>, errors: &mut Errors) {
+    if let Some(key) = key
+        .and_then(KeyRef::runtime)
+        .filter(|key| *key != "CpuSimd")
+    {
         errors.spanned(
-            cpu,
+            &cpu.name,
             format!(
                 "`cpu` in `#[kernel]` selects among CPU SIMD variants, so it needs `key = CpuSimd`, \
                  not `{key}`"
@@ -107,48 +141,52 @@ fn not_for_other_keys(args: &Args, cpu: &Ident, errors: &mut Errors) {
     }
 }
 
+// `cpu = ""` or `"avx2,"` is a slip, not a list of features.
+fn no_empty_entry(lit: &LitStr, entries: &[String], errors: &mut Errors) {
+    if entries.iter().any(String::is_empty) {
+        errors.spanned(
+            lit,
+            "`cpu` in `#[kernel]` lists CPU features separated by commas, e.g. \
+             `cpu = \"avx2,fma\"`; this one has an empty entry",
+        );
+    }
+}
+
 // Each name must be one the runtime detects: a misspelled feature would never be detected, and
 // the variant would silently never run.
-fn features(lit: &LitStr, errors: &mut Errors) -> Option<Vec<&'static str>> {
-    let value = lit.value();
-    let mut found = Vec::new();
-    let mut ok = true;
-    for written in value.split(',').map(str::trim) {
-        match FEATURES.iter().find(|(name, _)| *name == written) {
-            Some((name, _)) if found.contains(name) => {
-                errors.spanned(
-                    lit,
-                    format!("CPU feature `{name}` is listed twice in `cpu`"),
-                );
-                ok = false;
-            }
-            Some((name, _)) => found.push(*name),
-            None if written.is_empty() => {
-                errors.spanned(
-                    lit,
-                    "`cpu` in `#[kernel]` lists CPU features separated by commas, e.g. \
-                     `cpu = \"avx2,fma\"`; this one has an empty entry",
-                );
-                ok = false;
-            }
-            None => {
-                let hint = FEATURES
-                    .iter()
-                    .find(|(name, _)| folded(name) == folded(written))
-                    .map(|(name, _)| format!(" (did you mean `{name}`?)"))
-                    .unwrap_or_default();
-                errors.spanned(
-                    lit,
-                    format!(
-                        "unknown CPU feature `{written}` in `cpu`{hint}; expected one of: {}",
-                        list(&names())
-                    ),
-                );
-                ok = false;
-            }
+fn known_features(lit: &LitStr, entries: &[String], errors: &mut Errors) {
+    for written in entries
+        .iter()
+        .filter(|e| !e.is_empty() && feature(e).is_none())
+    {
+        let hint = FEATURES
+            .iter()
+            .find(|(name, _)| folded(name) == folded(written))
+            .map(|(name, _)| format!(" (did you mean `{name}`?)"))
+            .unwrap_or_default();
+        errors.spanned(
+            lit,
+            format!(
+                "unknown CPU feature `{written}` in `cpu`{hint}; expected one of: {}",
+                list(&names())
+            ),
+        );
+    }
+}
+
+// A feature listed twice is a slip (perhaps for another feature).
+fn no_repeated_feature(lit: &LitStr, entries: &[String], errors: &mut Errors) {
+    let mut seen = Vec::new();
+    for name in entries.iter().filter_map(|e| feature(e)) {
+        if seen.contains(&name) {
+            errors.spanned(
+                lit,
+                format!("CPU feature `{name}` is listed twice in `cpu`"),
+            );
+        } else {
+            seen.push(name);
         }
     }
-    ok.then_some(found)
 }
 
 // No CPU has both x86 and aarch64 features: such a variant could never run.
@@ -193,14 +231,20 @@ pub fn has_target_feature(function: &ItemFn) -> bool {
 }
 
 // A `#[target_feature]` kernel is called through an `unsafe` entry whose proof is that dispatch
-// installs it only where every feature in `cpu` was detected; so `cpu` must list every feature
-// `#[target_feature]` enables, or the proof would not cover them.
-pub fn check_target_features(function: &ItemFn, cpu: Option<&CpuAttr>, errors: &mut Errors) {
+// installs it only where every feature in `cpu` was detected; so it needs `cpu`, and `cpu` must
+// list every feature `#[target_feature]` enables, or the proof would not cover them. `listed` is
+// what `check` returned: `None` when `cpu` is absent or wrong (reported), so says nothing.
+pub fn covers_target_features(
+    function: &ItemFn,
+    cpu: Option<&CpuArg>,
+    listed: Option<&[&str]>,
+    errors: &mut Errors,
+) {
     let enabled = target_features(&function.attrs, errors);
     if !has_target_feature(function) {
         return;
     }
-    let Some(cpu) = cpu else {
+    if cpu.is_none() {
         let attr = function
             .attrs
             .iter()
@@ -212,13 +256,13 @@ pub fn check_target_features(function: &ItemFn, cpu: Option<&CpuAttr>, errors: &
             None => errors.at(Span::call_site(), message),
         }
         return;
-    };
-    if cpu.reported {
+    }
+    let Some(listed) = listed else {
         // `cpu` is there but wrong, and reported: its list says nothing about `#[target_feature]`.
         return;
-    }
+    };
     for (feature, lit) in enabled {
-        if !cpu.features.contains(&feature.as_str()) {
+        if !listed.contains(&feature.as_str()) {
             errors.spanned(
                 &lit,
                 format!(
@@ -232,13 +276,15 @@ pub fn check_target_features(function: &ItemFn, cpu: Option<&CpuAttr>, errors: &
 
 // ---- expand ----
 
-/// `CpuFeatures::AVX2.union(CpuFeatures::FMA)`, or the empty set without `cpu`.
-pub fn features_expr(cpu: Option<&CpuAttr>, private: &TokenStream) -> TokenStream {
-    let constants = cpu.into_iter().flat_map(|cpu| &cpu.features).map(|name| {
+/// `CpuFeatures::AVX2.union(CpuFeatures::FMA)` for a validated `cpu`, or the empty set without
+/// one.
+pub fn features_expr(cpu: Option<&CpuArg>, private: &TokenStream) -> TokenStream {
+    let features = cpu.map(CpuArg::known).unwrap_or_default();
+    let constants = features.into_iter().map(|name| {
         let (_, constant) = FEATURES
             .iter()
-            .find(|(n, _)| n == name)
-            .expect("features were validated");
+            .find(|(n, _)| *n == name)
+            .expect("known features are in the table");
         let constant = Ident::new(constant, Span::call_site());
         quote!(.union(#private::CpuFeatures::#constant))
     });

@@ -3,31 +3,17 @@
 //!
 //! Keeps the function as written and adds, in an anonymous `const` block, a registration in the
 //! global fallback slice. The function is checked against `BoxedKernel`, with the error on its
-//! own signature.
+//! own signature. Small enough for one file: parse ([`FallbackAttr`]), validate, expand.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
-use syn::{ItemFn, LitStr};
+use syn::{ItemFn, LitStr, Path};
 
 use crate::args::{self, Args};
 use crate::ctxt::Errors;
-use crate::op::location;
-use crate::{keys, sig};
-
-const ALLOWED: &[&str] = &["key", "crate"];
-
-// `key` picks the runtime key whose slot the fallback fills in every op's table.
-fn key(args: &mut Args, private: &TokenStream, errors: &mut Errors) -> Option<TokenStream> {
-    let Some(arg) = args.take("key") else {
-        errors.at(
-            Span::call_site(),
-            "`#[fallback]` needs `key = …`: the dispatch key it serves for every op, e.g. \
-             `key = Tracing`",
-        );
-        return None;
-    };
-    keys::key_expr(&arg.value, "fallback", private, errors)
-}
+use crate::keys::{self, KeyRef};
+use crate::private::{location, private};
+use crate::sig;
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let function = match sig::parse_fn(item) {
@@ -35,13 +21,10 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Err(tokens) => return tokens,
     };
     let mut errors = Errors::new();
-    let mut args = Args::parse(attr, "fallback", ALLOWED, &mut errors);
-    let krate = args::crate_path(&mut args, &mut errors);
-    let private = quote!(#krate::__private_v1);
-    let key = key(&mut args, &private, &mut errors);
-    sig::check_common(&function.sig, "a `#[fallback]`", &mut errors);
-    match (errors.finish(), key) {
-        (None, Some(key)) => generate(&function, &key, &private),
+    let attr = FallbackAttr::parse(attr, &mut errors);
+    validate(&attr, &function, &mut errors);
+    match (errors.finish(), &attr.key) {
+        (None, Some(key)) => registration(&function, &attr, key),
         (compile_errors, _) => {
             let mut function = function;
             sig::drop_variadic(&mut function.sig);
@@ -50,11 +33,62 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-fn generate(function: &ItemFn, key: &TokenStream, private: &TokenStream) -> TokenStream {
+// ---- ast ----
+
+/// `#[fallback(key = …, crate = path)]`. `key` is `None` only when missing or malformed, which
+/// is reported.
+struct FallbackAttr {
+    key: Option<KeyRef>,
+    /// `crate = path`: where generated code finds switchyard (for re-exporters).
+    krate: Option<Path>,
+}
+
+const ALLOWED: &[&str] = &["key", "crate"];
+
+impl FallbackAttr {
+    fn parse(tokens: TokenStream, errors: &mut Errors) -> FallbackAttr {
+        let mut args = Args::parse(tokens, "fallback", ALLOWED, errors);
+        let krate = args::crate_path(&mut args, errors);
+        // `key` is required: it picks the runtime key whose slot the fallback fills in every op's
+        // table.
+        let key = match args.take("key") {
+            Some(arg) => KeyRef::parse(&arg.value, "fallback", errors),
+            None => {
+                errors.at(
+                    Span::call_site(),
+                    "`#[fallback]` needs `key = …`: the dispatch key it serves for every op, e.g. \
+                     `key = Tracing`",
+                );
+                None
+            }
+        };
+        FallbackAttr { key, krate }
+    }
+}
+
+// ---- validate ----
+
+/// Every rule on the attribute and the function (the key's are in `keys.rs`, the signature's in
+/// `sig.rs`).
+fn validate(attr: &FallbackAttr, function: &ItemFn, errors: &mut Errors) {
+    if let Some(key) = &attr.key {
+        keys::not_library_key(key, errors);
+        keys::not_alias_for_fallback(key, errors);
+        keys::known(key, "fallback", errors);
+    }
+    sig::check_common(&function.sig, "a `#[fallback]`", errors);
+}
+
+// ---- expand ----
+
+/// The function and its registration, from the validated attribute.
+fn registration(function: &ItemFn, attr: &FallbackAttr, key: &KeyRef) -> TokenStream {
+    let private = private(attr.krate.as_ref());
+    let key = keys::dispatch_key(key, &private);
     let ident = &function.sig.ident;
     let name = LitStr::new(&ident.to_string(), ident.span());
     let reference = sig::spanned_reference(&function.sig, ident);
-    let location = location(private, ident.span());
+    let location = location(&private, ident.span());
     quote! {
         #function
 

@@ -1,12 +1,13 @@
-//! The dispatch keys a `key = …` argument may name.
+//! The dispatch keys a `key = …` argument may name: parsed into a [`KeyRef`], checked one rule per
+//! function, and expanded to the `DispatchKey` or `KernelKey` that generated code names.
 //!
-//! **Invariant:** this list equals `switchyard::DispatchKey::ALL`. The integration test
-//! `tests/tests/keys.rs` registers a kernel at every key by name, so a key missing on either side
-//! fails to compile.
+//! **Invariant:** the list of runtime keys equals `switchyard::DispatchKey::ALL`. The integration
+//! test `tests/tests/keys.rs` registers a kernel at every key by name, so a key missing on either
+//! side fails to compile.
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::{Expr, Path};
+use syn::{Expr, Ident, Path};
 
 use crate::args::{as_path, list};
 use crate::ctxt::Errors;
@@ -36,28 +37,83 @@ const KEYS: &[&str] = &[
 ];
 
 /// The library's own keys (`trace()` and `profile()`): named only to refuse them.
-const BUILTIN: &[&str] = &["BuiltinProfile", "BuiltinTrace"];
+const LIBRARY: &[&str] = &["BuiltinProfile", "BuiltinTrace"];
 
 /// Alias keys: they stand for several runtime keys; kernels may be registered for them, fallbacks
 /// may not.
 const ALIASES: &[&str] = &["Autograd", "CompositeImplicit", "CompositeExplicit"];
 
-/// Expands a `key = …` value of `#[kernel]` to an expression of type `KernelKey`: a runtime key
-/// or an alias.
-pub fn kernel_key_expr(
-    value: &Expr,
-    private: &TokenStream,
-    errors: &mut Errors,
-) -> Option<TokenStream> {
-    if let Some(ident) = as_path(value).and_then(Path::get_ident) {
-        let name = ident.to_string();
-        if let Some(alias) = ALIASES.iter().find(|a| **a == name || screaming(a) == name) {
-            let variant = syn::Ident::new(alias, ident.span());
-            return Some(quote!(#private::KernelKey::Alias(#private::AliasKey::#variant)));
+// ---- ast ----
+
+/// A parsed `key = …`, spans kept; what a name denotes is looked up by the rules and the
+/// expansion, not here.
+pub enum KeyRef {
+    /// One identifier: a runtime key or an alias, in either spelling (`CpuSimd`, `CPU_SIMD`).
+    Name(Ident),
+    /// A path of two or more segments: a `DispatchKey` constant (downstream keys), type-checked
+    /// by rustc.
+    Constant(Path),
+}
+
+impl KeyRef {
+    /// The value of `key = …` in `#[attr]`, if it is a name or a path (anything else is reported).
+    pub fn parse(value: &Expr, attr: &str, errors: &mut Errors) -> Option<KeyRef> {
+        let Some(path) = as_path(value) else {
+            errors.spanned(
+                value,
+                format!(
+                    "`key` in `#[{attr}]` takes a dispatch key name such as `CpuSimd` or a path to \
+                     a `DispatchKey` constant, not an expression"
+                ),
+            );
+            return None;
+        };
+        Some(match path.get_ident() {
+            Some(ident) => KeyRef::Name(ident.clone()),
+            None => KeyRef::Constant(path.clone()),
+        })
+    }
+
+    /// The runtime key this names (`"CpuSimd"` for `CPU_SIMD`), if it names one.
+    pub fn runtime(&self) -> Option<&'static str> {
+        match self.named() {
+            Some((_, Named::Runtime(key))) => Some(key),
+            _ => None,
         }
     }
-    let key = key_expr(value, "kernel", private, errors)?;
-    Some(quote!(#private::KernelKey::Key(#key)))
+
+    fn named(&self) -> Option<(&Ident, Named)> {
+        match self {
+            KeyRef::Name(ident) => Some((ident, named(&ident.to_string()))),
+            KeyRef::Constant(_) => None,
+        }
+    }
+}
+
+/// What a key name denotes.
+#[derive(Clone, Copy)]
+enum Named {
+    Runtime(&'static str),
+    Alias(&'static str),
+    Library(&'static str),
+    Unknown,
+}
+
+fn named(name: &str) -> Named {
+    let find = |list: &[&'static str]| {
+        list.iter()
+            .copied()
+            .find(|k| *k == name || screaming(k) == name)
+    };
+    if let Some(key) = find(KEYS) {
+        Named::Runtime(key)
+    } else if let Some(alias) = find(ALIASES) {
+        Named::Alias(alias)
+    } else if let Some(key) = find(LIBRARY) {
+        Named::Library(key)
+    } else {
+        Named::Unknown
+    }
 }
 
 /// `CpuSimd` → `CPU_SIMD`; `PrivateUse1` → `PRIVATE_USE1`.
@@ -79,70 +135,42 @@ fn folded(name: &str) -> String {
         .collect()
 }
 
-/// The key a single identifier names, in either spelling.
-pub fn builtin(name: &str) -> Option<&'static str> {
-    KEYS.iter()
-        .copied()
-        .find(|k| *k == name || screaming(k) == name)
-}
+// ---- validate ----
 
-/// Expands a `key = …` value to an expression of type `DispatchKey`.
-///
-/// A single identifier must be a built-in key (`CpuSimd` or `CPU_SIMD`); a path of two or more
-/// segments is taken as a `DispatchKey` constant (downstream keys) and type-checked by rustc.
-pub fn key_expr(
-    value: &Expr,
-    attr: &str,
-    private: &TokenStream,
-    errors: &mut Errors,
-) -> Option<TokenStream> {
-    let Some(path) = as_path(value) else {
-        errors.spanned(
-            value,
-            format!(
-                "`key` in `#[{attr}]` takes a dispatch key name such as `CpuSimd` or a path to a \
-             `DispatchKey` constant, not an expression"
-            ),
-        );
-        return None;
-    };
-    match path.get_ident() {
-        Some(ident) => builtin_key(ident, attr, private, errors),
-        None => Some(constant_key(path, private)),
-    }
-}
-
-fn builtin_key(
-    ident: &syn::Ident,
-    attr: &str,
-    private: &TokenStream,
-    errors: &mut Errors,
-) -> Option<TokenStream> {
-    let name = ident.to_string();
-    if let Some(key) = builtin(&name) {
-        let variant = syn::Ident::new(key, ident.span());
-        return Some(quote!(#private::DispatchKey::#variant));
-    }
-    if let Some(builtin) = BUILTIN.iter().find(|k| **k == name || screaming(k) == name) {
+// The library's own keys hold `trace()` and `profile()`; a user's registration there would take
+// their slot, so users are sent to the keys that are theirs.
+pub fn not_library_key(key: &KeyRef, errors: &mut Errors) {
+    if let Some((ident, Named::Library(key))) = key.named() {
         errors.spanned(
             ident,
             format!(
-                "`{builtin}` is the library's own key (`switchyard::trace` and `switchyard::profile` \
+                "`{key}` is the library's own key (`switchyard::trace` and `switchyard::profile` \
                  use it); register your mode at `Tracing`, `Profiler` or `Mode1`..`Mode3` instead"
             ),
         );
-        return None;
     }
-    if ALIASES.iter().any(|a| *a == name || screaming(a) == name) {
+}
+
+// A fallback fills one runtime key's slot in every op's table; an alias stands for several.
+pub fn not_alias_for_fallback(key: &KeyRef, errors: &mut Errors) {
+    if let Some((ident, Named::Alias(_))) = key.named() {
         errors.spanned(
             ident,
             format!(
-                "alias key `{name}` cannot be used with `#[{attr}]`: a fallback serves one runtime \
-             key (e.g. `AutogradCpu`); alias keys are for `#[kernel]`"
+                "alias key `{ident}` cannot be used with `#[fallback]`: a fallback serves one \
+                 runtime key (e.g. `AutogradCpu`); alias keys are for `#[kernel]`"
             ),
         );
-        return None;
     }
+}
+
+// A name must be one the runtime has: otherwise rustc would report a missing `DispatchKey`
+// variant inside generated code, without the list of keys or a hint.
+pub fn known(key: &KeyRef, attr: &str, errors: &mut Errors) {
+    let Some((ident, Named::Unknown)) = key.named() else {
+        return;
+    };
+    let name = ident.to_string();
     let aliases: &[&str] = if attr == "kernel" { ALIASES } else { &[] };
     let hint = KEYS
         .iter()
@@ -163,29 +191,71 @@ fn builtin_key(
             }
         ),
     );
-    None
 }
 
-fn constant_key(path: &Path, private: &TokenStream) -> TokenStream {
-    // Through a typed `const`, so a path to anything but a `DispatchKey` is a type error on it.
-    quote!({
-        const KEY: #private::DispatchKey = #path;
-        KEY
-    })
+// ---- expand ----
+
+/// A validated key of `#[kernel]`, as an expression of type `KernelKey`: a runtime key or an
+/// alias.
+pub fn kernel_key(key: &KeyRef, private: &TokenStream) -> TokenStream {
+    if let Some((ident, Named::Alias(alias))) = key.named() {
+        let variant = Ident::new(alias, ident.span());
+        return quote!(#private::KernelKey::Alias(#private::AliasKey::#variant));
+    }
+    let key = dispatch_key(key, private);
+    quote!(#private::KernelKey::Key(#key))
+}
+
+/// A validated runtime key, as an expression of type `DispatchKey`.
+pub fn dispatch_key(key: &KeyRef, private: &TokenStream) -> TokenStream {
+    match key {
+        KeyRef::Name(ident) => {
+            let Some(key) = key.runtime() else {
+                unreachable!("key `{ident}` was rejected by validation, not expanded");
+            };
+            let variant = Ident::new(key, ident.span());
+            quote!(#private::DispatchKey::#variant)
+        }
+        // Through a typed `const`, so a path to anything but a `DispatchKey` is a type error on it.
+        KeyRef::Constant(path) => quote!({
+            const KEY: #private::DispatchKey = #path;
+            KEY
+        }),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn runtime(name: &str) -> Option<&'static str> {
+        match named(name) {
+            Named::Runtime(key) => Some(key),
+            _ => None,
+        }
+    }
+
     #[test]
     fn both_spellings_resolve() {
-        assert_eq!(builtin("CpuSimd"), Some("CpuSimd"));
-        assert_eq!(builtin("CPU_SIMD"), Some("CpuSimd"));
-        assert_eq!(builtin("PRIVATE_USE1"), Some("PrivateUse1"));
-        assert_eq!(builtin("TRACING"), Some("Tracing"));
-        assert_eq!(builtin("AUTOGRAD_CPU"), Some("AutogradCpu"));
-        assert_eq!(builtin("Cuda"), None);
-        assert_eq!(builtin("cpusimd"), None);
+        assert_eq!(runtime("CpuSimd"), Some("CpuSimd"));
+        assert_eq!(runtime("CPU_SIMD"), Some("CpuSimd"));
+        assert_eq!(runtime("PRIVATE_USE1"), Some("PrivateUse1"));
+        assert_eq!(runtime("TRACING"), Some("Tracing"));
+        assert_eq!(runtime("AUTOGRAD_CPU"), Some("AutogradCpu"));
+        assert_eq!(runtime("Cuda"), None);
+        assert_eq!(runtime("cpusimd"), None);
+    }
+
+    #[test]
+    fn names_fall_in_one_class() {
+        assert!(matches!(
+            named("COMPOSITE_IMPLICIT"),
+            Named::Alias("CompositeImplicit")
+        ));
+        assert!(matches!(
+            named("BUILTIN_TRACE"),
+            Named::Library("BuiltinTrace")
+        ));
+        assert!(matches!(named("Cuda"), Named::Unknown));
     }
 }

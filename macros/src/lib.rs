@@ -2,8 +2,11 @@
 //! `switchyard` crate, which re-exports them; this crate's generated code names only
 //! `::switchyard::__private_v1`.
 //!
-//! Each macro parses into a small AST that keeps spans (`ast`), checks one rule per function
-//! (`valid`), and expands last (`expand`), so every misuse is reported on the offending token.
+//! Each macro runs in three phases: it parses its attribute and item into a small AST that keeps
+//! spans (`op/ast.rs`, `kernel/ast.rs`, `FallbackAttr`), checks one rule per function
+//! (`op/validate.rs`, `kernel/validate.rs`, and the shared rules of `keys.rs`, `cpu.rs`,
+//! `sig.rs`), and expands last, from the validated AST (`op/expand.rs`, `kernel/expand.rs`), so
+//! every misuse is reported on the offending token and no rule is checked during expansion.
 
 #![forbid(unsafe_code)]
 
@@ -15,6 +18,7 @@ mod kernel;
 mod keys;
 mod mangle;
 mod op;
+mod private;
 mod schema;
 mod sig;
 

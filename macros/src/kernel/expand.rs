@@ -1,141 +1,38 @@
-//! `#[kernel(op = "mul", key = CpuSimd)] fn mul_simd(x: &Tensor, y: &Tensor) -> Tensor { … }`
-//!
-//! Keeps the function as written and adds, in an anonymous `const` block, a typed registration in
-//! the op's kernel slice. The function is checked against the op's `Signature` (or
-//! `FallibleSignature` when it returns `Result`), with the error on the kernel's own signature.
+//! Expands a validated `#[kernel]` into the function and, in an anonymous `const` block, its
+//! typed registration in the op's kernel slice; after an error, into the function alone.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::quote;
-use syn::spanned::Spanned;
-use syn::{ItemFn, LitStr, Path, parse_quote_spanned};
+use syn::{ItemFn, LitStr, parse_quote_spanned};
 
-use crate::args::{self, Args};
-use crate::cpu::{self, CpuAttr};
-use crate::ctxt::Errors;
-use crate::op::location;
-use crate::{keys, sig};
-
-// ---- ast ----
-
-/// The parsed attribute: which op, which key, which CPU features (a variant), where switchyard
-/// lives. `op` and `key` are `None` only when an error says why.
-struct KernelAttr {
-    op: Option<Path>,
-    key: Option<TokenStream>,
-    cpu: Option<CpuAttr>,
-    /// `overrides`: deliberately replaces the other registrations at the key.
-    overrides: bool,
-    krate: Path,
-}
-
-const ALLOWED: &[&str] = &["op", "key", "cpu", "overrides", "crate"];
-
-// ---- validate ----
-
-// `op` names the op's item in scope: a string holding a path (`"mul"`, `"ops::mul"`) or a path.
-fn op_path(args: &mut Args, errors: &mut Errors) -> Option<Path> {
-    let Some(arg) = args.take("op") else {
-        errors.at(
-            Span::call_site(),
-            "`#[kernel]` needs `op = …`: the op this kernel implements, e.g. `op = \"mul\"`",
-        );
-        return None;
-    };
-    if let Some(path) = args::as_path(&arg.value) {
-        return Some(path.clone());
-    }
-    let parsed = args::as_str(&arg.value).map(|lit: &LitStr| lit.parse::<Path>());
-    match parsed {
-        Some(Ok(path)) => Some(path),
-        _ => {
-            errors.spanned(&arg.value, "`op` in `#[kernel]` names an op in scope: a string such as `op = \"mul\"` or a path such as `op = switchyard::ops::mul`");
-            None
-        }
-    }
-}
-
-// `key` picks the table slot; a kernel without one would never run.
-fn key(args: &mut Args, private: &TokenStream, errors: &mut Errors) -> Option<TokenStream> {
-    let Some(arg) = args.take("key") else {
-        errors.at(
-            Span::call_site(),
-            "`#[kernel]` needs `key = …`: the dispatch key it serves, e.g. `key = CpuNaive`",
-        );
-        return None;
-    };
-    keys::kernel_key_expr(&arg.value, private, errors)
-}
-
-fn parse_attr(attr: TokenStream, errors: &mut Errors) -> KernelAttr {
-    let mut args = Args::parse(attr, "kernel", ALLOWED, errors);
-    let krate = args::crate_path(&mut args, errors);
-    let private = quote!(#krate::__private_v1);
-    let op = op_path(&mut args, errors);
-    let cpu = cpu::parse(&mut args, errors);
-    let key = key(&mut args, &private, errors);
-    let overrides = args::flag(&mut args, "overrides", "kernel", errors);
-    KernelAttr {
-        op,
-        key,
-        cpu,
-        overrides,
-        krate,
-    }
-}
-
-// ---- expand ----
-
-pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let function = match sig::parse_fn(item) {
-        Ok(function) => function,
-        Err(tokens) => return tokens,
-    };
-    let mut errors = Errors::new();
-    let attr = parse_attr(attr, &mut errors);
-    sig::check_common(&function.sig, "a `#[kernel]`", &mut errors);
-    cpu::check_target_features(&function, attr.cpu.as_ref(), &mut errors);
-    match (errors.finish(), attr) {
-        (
-            None,
-            KernelAttr {
-                op: Some(op),
-                key: Some(key),
-                cpu,
-                overrides,
-                krate,
-            },
-        ) => generate(&function, &op, &key, cpu.as_ref(), overrides, &krate),
-        (compile_errors, attr) => {
-            let function = fallback(function, attr.op.as_ref());
-            quote!(#compile_errors #function)
-        }
-    }
-}
+use super::ast::{KernelAttr, OpRef};
+use crate::keys::{self, KeyRef};
+use crate::private::{location, private};
+use crate::{cpu, sig};
 
 /// On error: the function, unregistered, so that its callers and IDEs stay quiet. It still names
 /// the op, so that the user's `use` of it is not reported unused (or, if the op is unknown, that
 /// this is reported too); a C-variadic `...`, already reported, is dropped so rustc does not
 /// report it again.
-fn fallback(mut function: ItemFn, op: Option<&Path>) -> ItemFn {
+pub fn unregistered(mut function: ItemFn, op: Option<&OpRef>) -> ItemFn {
     sig::drop_variadic(&mut function.sig);
     if let Some(op) = op {
         // Names the op, so that the user's import of it counts as used, and rustc reports an
         // unknown op on its token, at import resolution (with the other errors, not after them).
-        let statement = parse_quote_spanned!(op.span()=> #[allow(unused_imports)] use #op as _;);
+        let OpRef { path, span } = op;
+        let statement = parse_quote_spanned!(*span=> #[allow(unused_imports)] use #path as _;);
         function.block.stmts.insert(0, statement);
     }
     function
 }
 
-fn generate(
-    function: &ItemFn,
-    op: &Path,
-    key: &TokenStream,
-    cpu: Option<&CpuAttr>,
-    overrides: bool,
-    krate: &Path,
-) -> TokenStream {
-    let private = quote!(#krate::__private_v1);
+/// The function and its registration, from the validated attribute.
+pub fn registration(function: &ItemFn, attr: &KernelAttr, op: &OpRef, key: &KeyRef) -> TokenStream {
+    let private = private(attr.krate.as_ref());
+    let op = &op.path;
+    let key = keys::kernel_key(key, &private);
+    let cpu = attr.cpu.as_ref();
+    let overrides = attr.overrides.is_some();
     let ident = &function.sig.ident;
     let name = LitStr::new(&ident.to_string(), ident.span());
     let features = cpu::features_expr(cpu, &private);

@@ -1,0 +1,144 @@
+//! What `#[op]` is given, parsed and with spans kept: the attribute ([`OpAttr`]) and the function
+//! ([`OpFn`]). Only the shape of each value is checked here; the rules are in `validate.rs`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::parse::{Parse, ParseStream};
+use syn::{
+    Attribute, Block, FnArg, Ident, Item, LitStr, Pat, Path, Signature, Token, Type, Visibility,
+};
+
+use crate::args::{self, Args};
+use crate::ctxt::Errors;
+
+/// `#[op(name = "…", unboxed, mixes_devices, crate = path)]`.
+pub struct OpAttr {
+    /// `name = "mul"`: the op's name in `find_op`, dumps and errors (default: the function's).
+    pub name: Option<LitStr>,
+    /// `unboxed`: the op cannot be called boxed, so its types need not be boxable.
+    pub unboxed: Option<Span>,
+    /// `mixes_devices`: the op's arguments may live on different devices (`to`).
+    pub mixes_devices: Option<Span>,
+    /// `crate = path`: where generated code finds switchyard (for re-exporters).
+    pub krate: Option<Path>,
+}
+
+const ALLOWED: &[&str] = &["name", "unboxed", "mixes_devices", "crate"];
+
+impl OpAttr {
+    /// Parses the attribute's arguments. A value of the wrong shape is reported and left out, so
+    /// that the op is still generated (with the default) and its uses compile.
+    pub fn parse(tokens: TokenStream, errors: &mut Errors) -> OpAttr {
+        let mut args = Args::parse(tokens, "op", ALLOWED, errors);
+        let krate = args::crate_path(&mut args, errors);
+        let name = args.take("name").and_then(|arg| {
+            let lit = args::as_str(&arg.value).cloned();
+            if lit.is_none() {
+                errors.spanned(&arg.value, NAME_TAKES);
+            }
+            lit
+        });
+        let unboxed = args::flag(&mut args, "unboxed", "op", errors);
+        let mixes_devices = args::flag(&mut args, "mixes_devices", "op", errors);
+        OpAttr {
+            name,
+            unboxed,
+            mixes_devices,
+            krate,
+        }
+    }
+}
+
+/// What `name = …` must be; said both when it is not a string and when the string is empty.
+pub const NAME_TAKES: &str = "`name` in `#[op]` takes a non-empty string, e.g. `name = \"mul\"`";
+
+/// The annotated function: a declaration (`;`) or a definition whose body is the composite.
+pub struct OpFn {
+    pub attrs: Vec<Attribute>,
+    pub vis: Visibility,
+    pub sig: Signature,
+    pub body: Option<Block>,
+}
+
+impl Parse for OpFn {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis = input.parse()?;
+        let sig = input.parse()?;
+        // rustc has parsed the item already: a function ends in `;` or a body.
+        let body = if input.peek(Token![;]) {
+            input.parse::<Token![;]>()?;
+            None
+        } else {
+            Some(input.parse()?)
+        };
+        Ok(OpFn {
+            attrs,
+            vis,
+            sig,
+            body,
+        })
+    }
+}
+
+impl OpFn {
+    /// The item as an op; on failure, the parse error followed by the item as written if it is
+    /// an item that compiles without us (an `#[op]` on a struct), so that nothing else is
+    /// reported about it or its uses.
+    pub fn parse_item(item: TokenStream) -> Result<OpFn, TokenStream> {
+        syn::parse2(item.clone()).map_err(|error| {
+            let compile_error = error.to_compile_error();
+            let readable = matches!(
+                syn::parse2::<Item>(item.clone()),
+                Ok(parsed) if !matches!(parsed, Item::Verbatim(_))
+            );
+            if readable {
+                quote!(#compile_error #item)
+            } else {
+                compile_error
+            }
+        })
+    }
+
+    /// The parameters, each a plain name and its type; a parameter of another pattern (reported
+    /// by `validate`) is left out.
+    pub fn params(&self) -> Vec<Param<'_>> {
+        self.sig
+            .inputs
+            .iter()
+            .filter_map(|arg| match arg {
+                FnArg::Typed(typed) => plain(&typed.pat).map(|name| Param {
+                    name,
+                    ty: &typed.ty,
+                }),
+                FnArg::Receiver(_) => None,
+            })
+            .collect()
+    }
+
+    /// The op's name: `name = "…"` when given (and not empty, which is reported), else the
+    /// function's.
+    pub fn name(&self, attr: &OpAttr) -> String {
+        attr.name
+            .as_ref()
+            .map(LitStr::value)
+            .filter(|name| !name.is_empty())
+            .unwrap_or_else(|| self.sig.ident.to_string())
+    }
+}
+
+/// The name a parameter pattern binds, if it is a plain `x` (not `mut x`, `ref x`, `(x, y)`).
+pub fn plain(pat: &Pat) -> Option<&Ident> {
+    match pat {
+        Pat::Ident(p) if p.by_ref.is_none() && p.mutability.is_none() && p.subpat.is_none() => {
+            Some(&p.ident)
+        }
+        _ => None,
+    }
+}
+
+/// One parameter: a plain name and its type.
+pub struct Param<'a> {
+    pub name: &'a Ident,
+    pub ty: &'a Type,
+}

@@ -1,0 +1,116 @@
+//! The adapters between an op's typed kernels and boxed calls: `__call_unboxed` (a boxed call of
+//! a typed slot) and `__via_boxed` (a typed call of a boxed fallback's slot).
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Ident, LitStr, Type};
+
+use super::ast::Param;
+use super::spans::{first_span, local, through};
+
+/// The adapters between typed kernels and boxed calls, and the table's `Option<Boxing>`. Each
+/// conversion, and each local it fills, is spanned on its type, so an unboxable type is reported
+/// there, once.
+pub fn adapters(
+    params: &[Param<'_>],
+    types: &[Type],
+    output_ty: &TokenStream,
+    result: &TokenStream,
+    private: &TokenStream,
+) -> (TokenStream, TokenStream) {
+    let names: Vec<&Ident> = params.iter().map(|p| p.name).collect();
+    let arity = params.len();
+    // Locals that hold an argument's (un)boxed form carry its type's span, with nothing of the
+    // expansion: an unboxable type is then one error, which rustc reports once however many
+    // expressions hit it. (Mangled rather than mixed-site: a mixed-site span would add a
+    // backtrace note, and the two diagnostics would no longer be deduplicated.)
+    let on = |ty: &Type, name: String| Ident::new(&format!("__switchyard_{name}"), ty.span());
+
+    let values: Vec<Ident> = types
+        .iter()
+        .enumerate()
+        .map(|(i, ty)| on(ty, format!("value{i}")))
+        .collect();
+    let holders: Vec<Ident> = types
+        .iter()
+        .enumerate()
+        .map(|(i, ty)| on(ty, format!("holder{i}")))
+        .collect();
+    let (kernel, keys, stack) = (local("kernel"), local("keys"), local("stack"));
+    // Arguments come off the stack last first.
+    let values_rev: Vec<&Ident> = values.iter().rev().collect();
+    let unbox_holders = params
+        .iter()
+        .zip(types)
+        .zip(&values)
+        .zip(&holders)
+        .map(|(((p, ty), value), holder)| {
+            let param = LitStr::new(&p.name.to_string(), ty.span());
+            let mismatch = on(ty, "mismatch".to_owned());
+            let unbox_holder = through(ty, &quote!(#private::Unbox<'_>), "holder");
+            quote_spanned! {ty.span()=>
+                let #holder = #unbox_holder(#value)
+                    .map_err(|#mismatch| #private::boxed_type(__SWITCHYARD_OP.info(), #param, #mismatch))?;
+            }
+        });
+    let unbox_args = params
+        .iter()
+        .zip(types)
+        .zip(&holders)
+        .map(|((p, ty), holder)| {
+            let name = p.name;
+            let unbox = through(ty, &quote!(#private::Unbox<'_>), "unbox");
+            quote_spanned!(ty.span()=> let #name: #ty = #unbox(&#holder);)
+        });
+    let box_args = params.iter().zip(types).map(|(p, ty)| {
+        let name = p.name;
+        let boxed = through(ty, &quote!(#private::Unbox<'_>), "boxed");
+        quote_spanned!(ty.span()=> #stack.push(#boxed(&#name));)
+    });
+    let output_span = first_span(output_ty);
+    let output_local = |name: &str| Ident::new(name, Span::mixed_site().located_at(output_span));
+    let (result_at, value_at, mismatch_at) = (
+        output_local("result"),
+        output_local("value"),
+        output_local("mismatch"),
+    );
+    let push_result = quote_spanned! {output_span=>
+        #stack.push(<#output_ty as #private::BoxedResult>::boxed(&#result_at));
+    };
+    let unbox_result = quote_spanned! {output_span=>
+        <#output_ty as #private::BoxedResult>::unboxed(#value_at)
+            .map_err(|#mismatch_at| #private::boxed_type(__SWITCHYARD_OP.info(), "result", #mismatch_at))
+    };
+    let fns = quote! {
+        /// Boxed call of a typed kernel: pops the arguments, unboxes them, calls, boxes the result.
+        pub fn __switchyard_call_unboxed(
+            #kernel: __SwitchyardKernelFn,
+            #keys: #private::DispatchKeySet,
+            #stack: &mut #private::Stack,
+        ) -> ::core::result::Result<(), #private::DispatchError> {
+            #stack.check_args(#arity, __SWITCHYARD_OP.info().name, __SWITCHYARD_OP.info().schema)?;
+            #(let #values_rev = #stack.pop_arg();)*
+            #(#unbox_holders)*
+            #(#unbox_args)*
+            let #result_at = #kernel(#keys, #(#names),*)?;
+            #push_result
+            ::core::result::Result::Ok(())
+        }
+
+        /// The typed slot of a boxed fallback: boxes the arguments, runs the fallback, unboxes
+        /// its result.
+        pub fn __switchyard_via_boxed(#keys: #private::DispatchKeySet, #(#names: #types),*) -> #result {
+            let mut #stack = #private::Stack::new();
+            #(#box_args)*
+            __SWITCHYARD_OP.continue_boxed(#keys, &mut #stack)?;
+            let #value_at = #stack.pop_result(__SWITCHYARD_OP.info().name)?;
+            #unbox_result
+        }
+    };
+    let option = quote!(::core::option::Option::Some(#private::Boxing {
+        call_unboxed: __switchyard_call_unboxed,
+        via_boxed: __switchyard_via_boxed,
+    }));
+    (fns, option)
+}
