@@ -102,12 +102,21 @@ mod tests {
     fn containers_union_their_items() {
         let cpu = OnDevice(DispatchKeySet::CPU);
         let gpu = OnDevice(DispatchKeySet::WGPU);
-        assert_eq!(<&OnDevice as DispatchArg>::dispatch_keys(&&cpu), DispatchKeySet::CPU);
+        assert_eq!(
+            <&OnDevice as DispatchArg>::dispatch_keys(&&cpu),
+            DispatchKeySet::CPU
+        );
         assert_eq!(Some(&cpu).dispatch_keys(), DispatchKeySet::CPU);
         assert_eq!(None::<&OnDevice>.dispatch_keys(), DispatchKeySet::EMPTY);
-        assert_eq!([&cpu, &gpu].as_slice().dispatch_keys(), DispatchKeySet::CPU | DispatchKeySet::WGPU);
+        assert_eq!(
+            [&cpu, &gpu].as_slice().dispatch_keys(),
+            DispatchKeySet::CPU | DispatchKeySet::WGPU
+        );
         assert_eq!(2.0f32.dispatch_keys(), DispatchKeySet::EMPTY);
         assert_eq!("name".dispatch_keys(), DispatchKeySet::EMPTY);
-        assert_eq!([1usize, 2].as_slice().dispatch_keys(), DispatchKeySet::EMPTY);
+        assert_eq!(
+            [1usize, 2].as_slice().dispatch_keys(),
+            DispatchKeySet::EMPTY
+        );
     }
 }

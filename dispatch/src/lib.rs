@@ -3,7 +3,7 @@
 //! Ops are declared once, as typed functions ([`op`]); kernels for them are registered from any
 //! crate, one per dispatch key ([`kernel`]); boxed fallbacks serve every op at a key
 //! ([`fallback`]); a call picks the kernel from its arguments' keys ([`DispatchArg`]) and the
-//! thread's modes ([`include`], [`exclude`]), with one indexed load. Tables, precedence, runtime
+//! thread's modes ([`include()`], [`exclude()`]), with one indexed load. Tables, precedence, runtime
 //! registration, [`trace`], [`profile`] and [`dump`] work for any argument types.
 //!
 //! This crate knows no tensor: most users name `switchyard`, which re-exports it together with
@@ -24,7 +24,6 @@
 // those statics (and only they) carry `#[allow(unsafe_code)]`.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
-
 
 mod alias;
 mod arg;
@@ -69,7 +68,7 @@ pub use runtime::{Registration, register_fallback, register_fallthrough, set_dis
 /// function's name), `unboxed` (opt out of boxing, for ops whose argument or result types have no
 /// [`Value`] form: such an op cannot be called boxed, and a boxed fallback reaching it is an
 /// error), `mixes_devices` (arguments may be on different devices: an op that copies between
-/// them, such as [`ops::to()`]; other ops report a device mismatch) and `crate = path` (where
+/// them, such as `switchyard::ops::to`; other ops report a device mismatch) and `crate = path` (where
 /// switchyard is, for crates that re-export it).
 ///
 /// For `pub fn mul(…) -> T;` the macro generates, in the same module:

@@ -21,6 +21,24 @@ pub use crate::runtime::Registration;
 pub use crate::table::{Boxing, ErasedOp, OpInfo, OpTable};
 pub use crate::trace_log::enter as trace_depth;
 
+/// Checks that `stack` holds at least the op's arguments (generated `__call_unboxed`).
+#[inline]
+pub fn check_args(stack: &Stack, info: &OpInfo) -> Result<(), DispatchError> {
+    stack.check_args(info.arity, info.name, info.schema)
+}
+
+/// Pops one argument that `check_args` counted.
+#[inline]
+pub fn pop_arg(stack: &mut Stack) -> crate::Value {
+    stack.pop_arg()
+}
+
+/// Pops the result a boxed fallback left, or the op's error if it left none.
+#[inline]
+pub fn pop_result(stack: &mut Stack, info: &OpInfo) -> Result<crate::Value, DispatchError> {
+    stack.pop_result(info.name)
+}
+
 /// The error for a boxed argument (or result) of the wrong type.
 #[cold]
 pub fn boxed_type(info: &OpInfo, argument: &'static str, mismatch: TypeMismatch) -> DispatchError {

@@ -64,7 +64,7 @@
 //!   boxing, runtime registration, `trace`/`profile`, introspection. It knows no tensor type, so a
 //!   tensor library with its own tensor can depend on it alone;
 //! - `switchyard-tensor`: [`Tensor`], [`Device`], [`DType`], the CPU buffer pool and the standard
-//!   [`ops`], built on the engine through the same doors a user's tensor uses.
+//!   [`ops`](mod@ops), built on the engine through the same doors a user's tensor uses.
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

@@ -84,11 +84,20 @@ mod tests {
     #[test]
     fn tensors_and_devices_carry_their_keys() {
         let cpu = Tensor::scalar(1.0);
-        assert_eq!(<&Tensor as DispatchArg>::dispatch_keys(&&cpu), DispatchKeySet::CPU);
-        assert_eq!([cpu.clone(), cpu.clone()].as_slice().dispatch_keys(), DispatchKeySet::CPU);
+        assert_eq!(
+            <&Tensor as DispatchArg>::dispatch_keys(&&cpu),
+            DispatchKeySet::CPU
+        );
+        assert_eq!(
+            [cpu.clone(), cpu.clone()].as_slice().dispatch_keys(),
+            DispatchKeySet::CPU
+        );
         assert_eq!(Device::Wgpu.dispatch_keys(), DispatchKeySet::WGPU);
         assert_eq!(cpu.to_value().dispatch_keys(), DispatchKeySet::CPU);
-        assert_eq!(Device::Wgpu.to_value().dispatch_keys(), DispatchKeySet::WGPU);
+        assert_eq!(
+            Device::Wgpu.to_value().dispatch_keys(),
+            DispatchKeySet::WGPU
+        );
     }
 
     #[test]
@@ -98,7 +107,12 @@ mod tests {
         assert_eq!(boxed.to_string(), "Tensor[2]@cpu");
         let back = Tensor::from_value(boxed.clone()).unwrap();
         assert!(back.same_storage(&t));
-        assert!(boxed.as_tensor().unwrap().same(&Value::from(&t).as_tensor().unwrap().clone()));
+        assert!(
+            boxed
+                .as_tensor()
+                .unwrap()
+                .same(&Value::from(&t).as_tensor().unwrap().clone())
+        );
         let err = Tensor::from_value(Value::Str("x".into())).unwrap_err();
         assert_eq!(err.to_string(), "expected Tensor, found str `\"x\"`");
         assert_eq!(Device::from_value(Device::Cpu.to_value()), Ok(Device::Cpu));

@@ -12,11 +12,11 @@ pub enum Device {
     Cpu,
     /// A GPU through `wgpu`.
     Wgpu,
-    /// A downstream backend on [`crate::DispatchKey::PrivateUse1`].
+    /// A downstream backend on [`switchyard::DispatchKey::PrivateUse1`].
     PrivateUse1,
-    /// A downstream backend on [`crate::DispatchKey::PrivateUse2`].
+    /// A downstream backend on [`switchyard::DispatchKey::PrivateUse2`].
     PrivateUse2,
-    /// A downstream backend on [`crate::DispatchKey::PrivateUse3`].
+    /// A downstream backend on [`switchyard::DispatchKey::PrivateUse3`].
     PrivateUse3,
 }
 

@@ -1,7 +1,7 @@
 //! The standard ops. Declared here, once; their kernels live in `switchyard-backends` (and in any
 //! crate that registers more).
 //!
-//! Elementwise ops take two tensors of one shape; a shape mismatch is a [`crate::DispatchError`]
+//! Elementwise ops take two tensors of one shape; a shape mismatch is a [`switchyard::DispatchError`]
 //! (`ErrorKind::Shape`) from the kernel, never a panic inside a loop.
 
 use switchyard::op;

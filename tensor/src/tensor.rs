@@ -110,7 +110,7 @@ impl Tensor {
         }
     }
 
-    /// The element count of `shape`, or a [`ErrorKind::SizeOverflow`](crate::ErrorKind) error
+    /// The element count of `shape`, or a [`ErrorKind::SizeOverflow`](switchyard::ErrorKind) error
     /// naming `op` when it exceeds `usize::MAX` or its bytes (4 per `f32`) exceed `isize::MAX`,
     /// the largest allocation. A shape with a zero dimension has 0 elements, whatever the others.
     ///

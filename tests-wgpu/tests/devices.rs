@@ -38,7 +38,11 @@ fn a_cpu_and_a_gpu_tensor_in_one_call_is_a_device_mismatch() {
     ] {
         match error.kind() {
             ErrorKind::DeviceMismatch { families, .. } => {
-                assert_eq!(families, &[Device::Wgpu.keys(), Device::Cpu.keys()], "{error}");
+                assert_eq!(
+                    families,
+                    &[Device::Wgpu.keys(), Device::Cpu.keys()],
+                    "{error}"
+                );
             }
             other => panic!("expected a device mismatch, got {other:?}"),
         }

@@ -31,7 +31,9 @@ fn boxed_product(x: &Tensor) -> Result<Vec<f32>, String> {
     stack.push(x);
     switchyard::call_boxed("mul", &mut stack).map_err(|e| e.to_string())?;
     match stack.pop() {
-        Some(value @ Value::Tensor(_)) => Ok(Tensor::from_value(value).map_err(|e| e.to_string())?.to_vec()),
+        Some(value @ Value::Tensor(_)) => Ok(Tensor::from_value(value)
+            .map_err(|e| e.to_string())?
+            .to_vec()),
         other => Err(format!("the boxed call left {other:?}")),
     }
 }

@@ -81,8 +81,14 @@ fn a_tuple_result_is_boxed_element_by_element() {
         panic!("expected a tuple, got {result}");
     };
     assert_eq!(items.len(), 2);
-    assert_eq!(Tensor::from_value(items[0].clone()).unwrap().to_vec(), [1.0, 0.0, 3.0]);
-    assert_eq!(Tensor::from_value(items[1].clone()).unwrap().to_vec(), [0.0, -2.0, 0.0]);
+    assert_eq!(
+        Tensor::from_value(items[0].clone()).unwrap().to_vec(),
+        [1.0, 0.0, 3.0]
+    );
+    assert_eq!(
+        Tensor::from_value(items[1].clone()).unwrap().to_vec(),
+        [0.0, -2.0, 0.0]
+    );
     let (pos, neg) = <(Tensor, Tensor)>::from_value(result).unwrap();
     assert_eq!(
         (pos.to_vec(), neg.to_vec()),

@@ -152,19 +152,19 @@ macro_rules! boxable_tensor {
                 value: $crate::Value,
             ) -> ::core::result::Result<Self, $crate::boxing::TypeMismatch> {
                 match value {
-                    $crate::Value::Tensor(boxed) => match boxed.downcast::<
-                        <$ty as $crate::boxing::SharedTensor>::Shared,
-                    >() {
-                        ::core::result::Result::Ok(shared) => ::core::result::Result::Ok(
-                            <$ty as $crate::boxing::SharedTensor>::from_shared(shared),
-                        ),
-                        ::core::result::Result::Err(boxed) => {
-                            ::core::result::Result::Err($crate::boxing::TypeMismatch::new(
-                                ::core::stringify!($ty),
-                                &$crate::Value::Tensor(boxed),
-                            ))
+                    $crate::Value::Tensor(boxed) => {
+                        match boxed.downcast::<<$ty as $crate::boxing::SharedTensor>::Shared>() {
+                            ::core::result::Result::Ok(shared) => ::core::result::Result::Ok(
+                                <$ty as $crate::boxing::SharedTensor>::from_shared(shared),
+                            ),
+                            ::core::result::Result::Err(boxed) => {
+                                ::core::result::Result::Err($crate::boxing::TypeMismatch::new(
+                                    ::core::stringify!($ty),
+                                    &$crate::Value::Tensor(boxed),
+                                ))
+                            }
                         }
-                    },
+                    }
                     other => ::core::result::Result::Err($crate::boxing::TypeMismatch::new(
                         ::core::stringify!($ty),
                         &other,

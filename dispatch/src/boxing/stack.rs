@@ -73,8 +73,9 @@ impl Stack {
     }
 
     /// Checks that the stack holds at least an op's `arity` arguments; fewer is the op's arity
-    /// error. Then [`Stack::pop_arg`] takes them, last first.
-    pub fn check_args(
+    /// error. Then `pop_arg` takes them, last first. (Generated code calls it through
+    /// `__private_v1`.)
+    pub(crate) fn check_args(
         &self,
         arity: usize,
         op: &'static str,
@@ -110,9 +111,9 @@ impl Stack {
         })
     }
 
-    /// Pops one argument checked by [`Stack::check_args`] (`Value::None` if there is none).
+    /// Pops one argument checked by `check_args` (`Value::None` if there is none).
     #[inline]
-    pub fn pop_arg(&mut self) -> Value {
+    pub(crate) fn pop_arg(&mut self) -> Value {
         match self.values.pop() {
             Some(value) => value,
             None => Value::None,
@@ -120,7 +121,7 @@ impl Stack {
     }
 
     /// Pops the result a kernel pushed.
-    pub fn pop_result(&mut self, op: &'static str) -> Result<Value, DispatchError> {
+    pub(crate) fn pop_result(&mut self, op: &'static str) -> Result<Value, DispatchError> {
         self.values.pop().ok_or_else(|| {
             DispatchError::kernel(op, "a boxed kernel returned without pushing its result")
         })

@@ -3,9 +3,9 @@
 use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 
+use crate::boxing::BoxedTensor;
 use crate::error::location_here;
 use crate::registry::{FallbackRegistration, KernelMeta};
-use crate::boxing::BoxedTensor;
 use crate::{
     DispatchError, DispatchKey, DispatchKeySet, OpHandle, Stack, Value, include, with_excluded,
 };

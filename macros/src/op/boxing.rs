@@ -20,7 +20,6 @@ pub fn adapters(
     private: &TokenStream,
 ) -> (TokenStream, TokenStream) {
     let names: Vec<&Ident> = params.iter().map(|p| p.name).collect();
-    let arity = params.len();
     // Locals that hold an argument's (un)boxed form carry its type's span, with nothing of the
     // expansion: an unboxable type is then one error, which rustc reports once however many
     // expressions hit it. (Mangled rather than mixed-site: a mixed-site span would add a
@@ -89,8 +88,8 @@ pub fn adapters(
             #keys: #private::DispatchKeySet,
             #stack: &mut #private::Stack,
         ) -> ::core::result::Result<(), #private::DispatchError> {
-            #stack.check_args(#arity, __SWITCHYARD_OP.info().name, __SWITCHYARD_OP.info().schema)?;
-            #(let #values_rev = #stack.pop_arg();)*
+            #private::check_args(#stack, __SWITCHYARD_OP.info())?;
+            #(let #values_rev = #private::pop_arg(#stack);)*
             #(#unbox_holders)*
             #(#unbox_args)*
             let #result_at = #kernel(#keys, #(#names),*)?;
@@ -104,7 +103,7 @@ pub fn adapters(
             let mut #stack = #private::Stack::new();
             #(#box_args)*
             __SWITCHYARD_OP.continue_boxed(#keys, &mut #stack)?;
-            let #value_at = #stack.pop_result(__SWITCHYARD_OP.info().name)?;
+            let #value_at = #private::pop_result(&mut #stack, __SWITCHYARD_OP.info())?;
             #unbox_result
         }
     };
