@@ -137,7 +137,7 @@ macro_rules! boxable_tensor {
     ($ty:ty) => {
         #[diagnostic::do_not_recommend]
         impl $crate::ToValue for $ty {
-            #[inline]
+            #[inline(always)]
             fn to_value(&self) -> $crate::Value {
                 $crate::Value::Tensor($crate::boxing::BoxedTensor::new(
                     $crate::boxing::SharedTensor::shared(self),
@@ -147,7 +147,7 @@ macro_rules! boxable_tensor {
 
         #[diagnostic::do_not_recommend]
         impl $crate::FromValue for $ty {
-            #[inline]
+            #[inline(always)]
             fn from_value(
                 value: $crate::Value,
             ) -> ::core::result::Result<Self, $crate::boxing::TypeMismatch> {

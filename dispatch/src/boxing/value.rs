@@ -1,6 +1,6 @@
 //! The boxed value.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::fmt;
 use std::sync::Arc;
 
@@ -24,48 +24,70 @@ pub trait TensorValue: Any + Send + Sync {
 }
 
 /// A boxed tensor of any tensor type: a shared handle to its [`TensorValue`], cheap to clone.
+///
+/// It keeps the concrete type's `TypeId` beside the pointer, so that unboxing (every boxed call
+/// unboxes each tensor argument and the result) compares two words instead of making a virtual
+/// call to `Any::type_id`.
 #[derive(Clone)]
-pub struct BoxedTensor(Arc<dyn TensorValue>);
+pub struct BoxedTensor {
+    shared: Arc<dyn TensorValue>,
+    /// `TypeId::of::<T>()` for the `T` that `shared` was made from; never changed after `new`.
+    type_id: TypeId,
+}
 
 impl BoxedTensor {
     /// Boxes a tensor's shared value; an `Arc` already held is reused (no allocation).
     #[inline]
     pub fn new<T: TensorValue>(shared: Arc<T>) -> BoxedTensor {
-        BoxedTensor(shared)
+        BoxedTensor {
+            shared,
+            type_id: TypeId::of::<T>(),
+        }
     }
 
     /// The shared value, if it is a `T`; else the boxed tensor back.
+    #[inline]
+    #[allow(unsafe_code)] // one pointer cast; see the SAFETY line
     pub fn downcast<T: TensorValue>(self) -> Result<Arc<T>, BoxedTensor> {
-        let any: Arc<dyn Any + Send + Sync> = self.0.clone();
-        any.downcast::<T>().map_err(|_| self)
+        if self.type_id != TypeId::of::<T>() {
+            return Err(self);
+        }
+        let raw = Arc::into_raw(self.shared).cast::<T>();
+        // SAFETY: `type_id` is private and set only by `new::<U>` from an `Arc<U>`, so equal ids
+        // mean `shared` was made from an `Arc<T>` by unsized coercion; its data pointer (`raw`)
+        // then points to the `T` of an `Arc<T>` allocation, which is what `Arc::from_raw::<T>`
+        // requires ("constructed through `Arc<T>` and converted to `Arc<U>` through an unsized
+        // coercion"). The reference count `into_raw` kept is the one `from_raw` takes over.
+        Ok(unsafe { Arc::from_raw(raw) })
     }
 
     /// The shared value, if it is a `T`.
+    #[inline]
     pub fn downcast_ref<T: TensorValue>(&self) -> Option<&T> {
-        let any: &dyn Any = &*self.0;
+        let any: &dyn Any = &*self.shared;
         any.downcast_ref::<T>()
     }
 
     /// Whether both are handles of one tensor (one shared value).
     pub fn same(&self, other: &BoxedTensor) -> bool {
-        std::ptr::addr_eq(Arc::as_ptr(&self.0), Arc::as_ptr(&other.0))
+        std::ptr::addr_eq(Arc::as_ptr(&self.shared), Arc::as_ptr(&other.shared))
     }
 
     /// The tensor's dispatch keys.
     pub fn keys(&self) -> DispatchKeySet {
-        self.0.dispatch_keys()
+        self.shared.dispatch_keys()
     }
 }
 
 impl fmt::Debug for BoxedTensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.summary(f)
+        self.shared.summary(f)
     }
 }
 
 impl fmt::Display for BoxedTensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.summary(f)
+        self.shared.summary(f)
     }
 }
 
@@ -207,5 +229,50 @@ impl fmt::Display for Value {
             Value::Tensor(t) => write!(f, "{t}"),
             Value::Custom(c) => write!(f, "{:?}", c.value),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Grid(usize);
+    #[derive(Debug)]
+    struct Cube(usize);
+
+    impl TensorValue for Grid {
+        fn dispatch_keys(&self) -> DispatchKeySet {
+            DispatchKeySet::CPU_NAIVE
+        }
+        fn summary(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "Grid[{}]", self.0)
+        }
+    }
+    impl TensorValue for Cube {
+        fn dispatch_keys(&self) -> DispatchKeySet {
+            DispatchKeySet::WGPU
+        }
+        fn summary(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "Cube[{}]", self.0)
+        }
+    }
+
+    #[test]
+    fn a_boxed_tensor_unboxes_only_as_its_own_type_and_shares_the_value() {
+        let grid = Arc::new(Grid(3));
+        let boxed = BoxedTensor::new(grid.clone());
+        assert_eq!(Arc::strong_count(&grid), 2, "boxing shares, it does not copy");
+        assert!(boxed.same(&boxed.clone()));
+        assert!(!boxed.same(&BoxedTensor::new(Arc::new(Grid(3)))));
+        let boxed = boxed.downcast::<Cube>().expect_err("a Grid is not a Cube");
+        assert_eq!(Arc::strong_count(&grid), 2, "a failed unboxing gives the handle back");
+        assert_eq!(boxed.keys(), DispatchKeySet::CPU_NAIVE);
+        assert_eq!(Value::Tensor(boxed.clone()).to_string(), "Grid[3]");
+        assert!(boxed.downcast_ref::<Cube>().is_none());
+        let back = boxed.downcast::<Grid>().unwrap();
+        assert!(Arc::ptr_eq(&back, &grid));
+        drop(back);
+        assert_eq!(Arc::strong_count(&grid), 1, "unboxing took over the boxed count");
     }
 }
