@@ -13,7 +13,7 @@ use switchyard::{DispatchArg, DispatchKey, DispatchKeySet};
 /// The host device's backend key.
 pub const HOST: DispatchKey = DispatchKey::PrivateUse2;
 /// The accelerator's backend key. It is above [`HOST`], so a call that involves both (only
-/// [`to_device`](crate::to_device) may) runs the accelerator's kernel.
+/// [`to_device`](crate::to_device()) may) runs the accelerator's kernel.
 pub const ACCEL: DispatchKey = DispatchKey::PrivateUse1;
 
 // Errors (a device mismatch, a missing kernel) call each device by this name.
