@@ -51,7 +51,7 @@ mod private;
 
 pub use alias::{AliasKey, KernelKey};
 pub use arg::DispatchArg;
-pub use boxing::{BoxedTensor, FromValue, Stack, TensorValue, ToValue, Value};
+pub use boxing::{BoxedTensor, FromValue, SharedTensor, Stack, TensorValue, ToValue, Value};
 pub use error::{DispatchError, ErrorKind, Location};
 pub use family::{DeviceName, families, family_name, family_of};
 pub use handle::{OpHandle, call_boxed, dump, find_op, op_named, ops};

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use switchyard::boxing::{SharedTensor, TensorValue};
-use switchyard::{DispatchArg, DispatchKeySet, Value};
+use switchyard::{DispatchArg, DispatchKeySet};
 
 use crate::device::Device;
 use crate::tensor::{Tensor, TensorInner};
@@ -57,27 +57,9 @@ switchyard::boxable_tensor!(Tensor);
 // A device boxes as a custom value that carries its keys, as any user type would.
 switchyard::boxable!(Device);
 
-impl From<&Tensor> for Value {
-    fn from(tensor: &Tensor) -> Value {
-        switchyard::ToValue::to_value(tensor)
-    }
-}
-
-impl From<Tensor> for Value {
-    fn from(tensor: Tensor) -> Value {
-        switchyard::ToValue::to_value(&tensor)
-    }
-}
-
-impl From<Device> for Value {
-    fn from(device: Device) -> Value {
-        switchyard::ToValue::to_value(&device)
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use switchyard::{FromValue, ToValue};
+    use switchyard::{FromValue, ToValue, Value};
 
     use super::*;
 

@@ -27,7 +27,8 @@ pub trait SharedTensor: Clone {
 }
 
 /// Gives a user type a boxed form (the `Custom` escape hatch), so that ops may take and return
-/// it: implements [`ToValue`], [`FromValue`] and [`Unbox`].
+/// it: implements [`ToValue`], [`FromValue`], [`Unbox`] and `From<T>`/`From<&T>` for
+/// [`Value`] (so [`Stack::push`] takes it).
 ///
 /// The type must be `Clone + Debug + Send + Sync + 'static` and implement
 /// [`DispatchArg`](crate::DispatchArg): its keys travel with the boxed value, so a boxed call
@@ -85,12 +86,24 @@ macro_rules! boxable {
                 $crate::ToValue::to_value(self)
             }
         }
+
+        impl ::core::convert::From<$ty> for $crate::Value {
+            fn from(value: $ty) -> $crate::Value {
+                $crate::ToValue::to_value(&value)
+            }
+        }
+
+        impl ::core::convert::From<&$ty> for $crate::Value {
+            fn from(value: &$ty) -> $crate::Value {
+                $crate::ToValue::to_value(value)
+            }
+        }
     };
 }
 
 /// Gives a tensor type its boxed form, [`Value::Tensor`]: implements [`ToValue`], [`FromValue`]
 /// and [`Unbox`] through its [`SharedTensor`] impl (`&T`, `Option<&T>` and `&[T]` arguments
-/// follow from those).
+/// follow from those), and `From<T>`/`From<&T>` for [`Value`] (so [`Stack::push`] takes it).
 ///
 /// This is the door every tensor type boxes through, the framework's own included: boxing costs
 /// one reference count, and [`trace`](crate::trace) links a tensor an op returned to the ops that
@@ -181,6 +194,18 @@ macro_rules! boxable_tensor {
             }
             fn boxed(&self) -> $crate::Value {
                 $crate::ToValue::to_value(self)
+            }
+        }
+
+        impl ::core::convert::From<$ty> for $crate::Value {
+            fn from(value: $ty) -> $crate::Value {
+                $crate::ToValue::to_value(&value)
+            }
+        }
+
+        impl ::core::convert::From<&$ty> for $crate::Value {
+            fn from(value: &$ty) -> $crate::Value {
+                $crate::ToValue::to_value(value)
             }
         }
     };

@@ -262,17 +262,29 @@ mod tests {
     fn a_boxed_tensor_unboxes_only_as_its_own_type_and_shares_the_value() {
         let grid = Arc::new(Grid(3));
         let boxed = BoxedTensor::new(grid.clone());
-        assert_eq!(Arc::strong_count(&grid), 2, "boxing shares, it does not copy");
+        assert_eq!(
+            Arc::strong_count(&grid),
+            2,
+            "boxing shares, it does not copy"
+        );
         assert!(boxed.same(&boxed.clone()));
         assert!(!boxed.same(&BoxedTensor::new(Arc::new(Grid(3)))));
         let boxed = boxed.downcast::<Cube>().expect_err("a Grid is not a Cube");
-        assert_eq!(Arc::strong_count(&grid), 2, "a failed unboxing gives the handle back");
+        assert_eq!(
+            Arc::strong_count(&grid),
+            2,
+            "a failed unboxing gives the handle back"
+        );
         assert_eq!(boxed.keys(), DispatchKeySet::CPU_NAIVE);
         assert_eq!(Value::Tensor(boxed.clone()).to_string(), "Grid[3]");
         assert!(boxed.downcast_ref::<Cube>().is_none());
         let back = boxed.downcast::<Grid>().unwrap();
         assert!(Arc::ptr_eq(&back, &grid));
         drop(back);
-        assert_eq!(Arc::strong_count(&grid), 1, "unboxing took over the boxed count");
+        assert_eq!(
+            Arc::strong_count(&grid),
+            1,
+            "unboxing took over the boxed count"
+        );
     }
 }
