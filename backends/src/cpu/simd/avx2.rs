@@ -17,16 +17,17 @@ use super::template::{BLOCK, simd_kernels};
 /// `f32` lanes of one vector.
 pub const LANES: usize = 8;
 
+// `avx` rather than `avx2,fma`: the AVX-512 `exp` loads and stores with these too.
 #[inline]
 #[target_feature(enable = "avx")]
-fn load(chunk: &[f32; LANES]) -> __m256 {
+pub(super) fn load(chunk: &[f32; LANES]) -> __m256 {
     // SAFETY: `chunk` is 8 readable `f32`; `loadu` has no alignment requirement.
     unsafe { _mm256_loadu_ps(chunk.as_ptr()) }
 }
 
 #[inline]
 #[target_feature(enable = "avx")]
-fn store(value: __m256) -> [f32; LANES] {
+pub(super) fn store(value: __m256) -> [f32; LANES] {
     let mut lanes = [0.0; LANES];
     // SAFETY: `lanes` is 8 writable `f32`; `storeu` has no alignment requirement.
     unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), value) };
