@@ -6,47 +6,23 @@
 //! line every time, and the ops are load/store-bound), so those ops use AVX2 on AVX-512 CPUs too.
 //! Registered with `cpu = "avx512f"`, so on a CPU with AVX-512 it outranks the AVX2 variant, and
 //! `SWITCHYARD_CPU_CAPABILITY=avx2` (or a CPU without AVX-512) leaves it unreachable.
+//!
+//! A step reads and writes 8 `f32` (one AVX vector, with the AVX2 file's `load` and `store`:
+//! AVX-512F implies AVX), so this file holds only `exp`; `template::simd_kernels!` makes it the
+//! kernel.
 
-#![allow(unsafe_code)] // the load/store intrinsics below, and the macro's target-feature entry
+#![allow(unsafe_code)] // the macro's target-feature entry
 
 use std::arch::x86_64::*;
-use std::mem::MaybeUninit;
 
-use switchyard::ops::exp;
-use switchyard::{Result, Tensor, kernel};
-
+use super::avx2::{load, store};
 use super::exp_f64::{HI, LN2_HI, LN2_LO, LO, LOG2E, TAYLOR};
-use crate::cpu::naive::host;
-
-/// `f32` lanes of one step of `exp`.
-pub const LANES: usize = 8;
-
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn load(chunk: &[f32; LANES]) -> __m256 {
-    // SAFETY: `chunk` is 8 readable `f32`; `loadu` has no alignment requirement.
-    unsafe { _mm256_loadu_ps(chunk.as_ptr()) }
-}
-
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn store(chunk: &mut [f32; LANES], value: __m256) {
-    // SAFETY: `chunk` is 8 writable `f32`; `storeu` has no alignment requirement.
-    unsafe { _mm256_storeu_ps(chunk.as_mut_ptr(), value) }
-}
-
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn store_new(chunk: &mut [MaybeUninit<f32>; LANES], value: __m256) {
-    // SAFETY: `chunk` is 8 writable `f32` slots (writing uninitialized ones is fine); `storeu`
-    // has no alignment requirement.
-    unsafe { _mm256_storeu_ps(chunk.as_mut_ptr().cast(), value) }
-}
+use super::template::simd_kernels;
 
 /// `exp` of 8 lanes, in `f64` (see `simd::exp_f64`); `scalef` applies `2^k` exactly.
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn exp8(x: __m256) -> __m256 {
+fn exp(x: __m256) -> __m256 {
     // `max(LO, x)` returns `x` when `x` is NaN (the second operand), so NaN flows through.
     let wide = _mm512_min_pd(
         _mm512_set1_pd(HI),
@@ -71,30 +47,7 @@ fn exp8(x: __m256) -> __m256 {
     )
 }
 
-/// `e^x`, within 1 ulp of the naive kernel (correctly rounded but for rare near-ties).
-///
-/// # Safety
-///
-/// The CPU must have AVX-512F. Dispatch installs this kernel only on such a CPU (runtime detection).
-#[kernel(op = "exp", key = CpuSimd, cpu = "avx512f")]
-#[target_feature(enable = "avx512f")]
-pub fn exp_avx512(x: &Tensor) -> Result<Tensor> {
-    let xs = host("exp", x)?;
-    let (xc, xt) = xs.as_chunks::<LANES>();
-    let mut out = switchyard::cpu_buffer("exp", xs.len())?;
-    let (oc, ot) = out.spare_capacity_mut()[..xs.len()].as_chunks_mut::<LANES>();
-    for (o, a) in oc.iter_mut().zip(xc) {
-        store_new(o, exp8(load(a)));
-    }
-    let mut lanes = [0.0; LANES];
-    lanes[..xt.len()].copy_from_slice(xt);
-    let mut last = [0.0; LANES];
-    store(&mut last, exp8(load(&lanes)));
-    for (o, value) in ot.iter_mut().zip(last) {
-        o.write(value);
-    }
-    // SAFETY: all `xs.len()` elements were written: the full chunks (`oc` and `xc` both have
-    // `len / LANES`) and then the tail (`ot`), within the capacity (`[..xs.len()]`).
-    unsafe { out.set_len(xs.len()) };
-    Tensor::from_vec(out, x.shape())
+simd_kernels! {
+    cpu = "avx512f", needs = "AVX-512F";
+    exp_avx512 = exp,
 }

@@ -1,4 +1,5 @@
-//! The CPU SIMD backend: vectorised kernels at `CpuSimd`, one file per instruction set. Each
+//! The CPU SIMD backend: vectorised kernels at `CpuSimd`, one file per instruction set holding
+//! only its lane helpers, and one template (`template.rs`) that makes them kernels. Each
 //! kernel names the CPU features it needs (`#[kernel(…, cpu = "avx2,fma")]`); when an op's table
 //! is built, the best variant the running CPU supports is installed, and an op (or a CPU) without
 //! one falls through to the naive backend, each kernel's scalar twin.
@@ -36,23 +37,8 @@ pub mod avx512;
 mod matmul;
 #[cfg(target_arch = "aarch64")]
 pub mod neon;
-
-/// Adds up per-lane `f64` partial sums in a fixed (pairwise) order, then the scalar tail.
-pub(crate) fn finish_sum(partials: &mut [f64], tail: &[f32]) -> f64 {
-    let mut width = partials.len();
-    while width > 1 {
-        let half = width / 2;
-        for i in 0..half {
-            partials[i] += partials[i + half];
-        }
-        if width % 2 == 1 {
-            partials[0] += partials[width - 1];
-        }
-        width = half;
-    }
-    let head = partials.first().copied().unwrap_or(-0.0);
-    tail.iter().fold(head, |acc, &x| acc + f64::from(x))
-}
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod template;
 
 /// The `f64` polynomial and constants of `exp`, shared by every ISA.
 ///
@@ -90,18 +76,4 @@ pub(crate) mod exp_f64 {
         1.0,
         1.0,
     ];
-}
-
-#[cfg(test)]
-mod tests {
-    use super::finish_sum;
-
-    #[test]
-    fn finish_sum_adds_everything_once() {
-        for n in 0..12 {
-            let mut partials: Vec<f64> = (1..=n).map(f64::from).collect();
-            let expected = f64::from(n * (n + 1) / 2) + 3.0;
-            assert_eq!(finish_sum(&mut partials, &[1.0, 2.0]), expected, "{n}");
-        }
-    }
 }

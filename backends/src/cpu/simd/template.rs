@@ -1,0 +1,231 @@
+//! The one template of the SIMD kernels, instantiated once per instruction set.
+//!
+//! An ISA file holds only what differs between instruction sets, its *lane helpers*: `load` and
+//! `store` (an `[f32; LANES]` to a vector and back), one function per elementwise op over whole
+//! vectors (`add(a, b)`, `sub`, `mul`, `div`, `neg(a)`, `relu`, `exp`) and `total(xs)`, the
+//! `f64` sum of a slice (through [`total`]). [`simd_kernels!`] writes the kernels themselves:
+//! each a `#[kernel(…, cpu = …)]` `#[target_feature]` function whose body is one of the drivers
+//! below applied to the helpers.
+//!
+//! The drivers are `#[inline(always)]` and have no target features of their own: a kernel hands
+//! them its helpers inside closures, and a closure has the target features of the function it is
+//! written in. So the driver, the closure and the helpers all inline into the kernel, and the
+//! loop is compiled with the kernel's features, as a hand-written one would be.
+
+use switchyard::{Result, Tensor};
+
+use crate::cpu::naive::{host, same_shape};
+
+/// Elements per step of the reductions, and their `f64` partial sums: partial `p` adds up the
+/// elements whose index is `p` modulo `BLOCK`, in order, whatever the instruction set.
+pub(crate) const BLOCK: usize = 16;
+
+/// `f` of each `N` elements of `x`: a one-operand elementwise kernel.
+#[inline(always)]
+pub(crate) fn map<const N: usize>(
+    op: &'static str,
+    x: &Tensor,
+    f: impl Fn(&[f32; N]) -> [f32; N],
+) -> Result<Tensor> {
+    let xs = host(op, x)?;
+    let (chunks, tail) = xs.as_chunks::<N>();
+    let out = collect(op, xs.len(), chunks.iter().map(&f), || f(&padded(tail)))?;
+    Tensor::from_vec(out, x.shape())
+}
+
+/// `f` of each `N` elements of `x` and the same `N` of `y`: a two-operand elementwise kernel.
+#[inline(always)]
+pub(crate) fn zip<const N: usize>(
+    op: &'static str,
+    x: &Tensor,
+    y: &Tensor,
+    f: impl Fn(&[f32; N], &[f32; N]) -> [f32; N],
+) -> Result<Tensor> {
+    same_shape(op, x, y)?;
+    // One shape, so one length (a tensor holds exactly its shape's element count): the chunks of
+    // `x` and `y` pair up to the last.
+    let (xs, ys) = (host(op, x)?, host(op, y)?);
+    let ((xc, xt), (yc, yt)) = (xs.as_chunks::<N>(), ys.as_chunks::<N>());
+    let chunks = xc.iter().zip(yc).map(|(a, b)| f(a, b));
+    let out = collect(op, xs.len(), chunks, || f(&padded(xt), &padded(yt)))?;
+    Tensor::from_vec(out, x.shape())
+}
+
+/// A new buffer of `len` elements, `N` from each of `chunks` and the last `len % N` from the
+/// first lanes of `tail()`; it is never zero-filled first. (Were `chunks` short, the buffer would
+/// stop where they do, and the tensor made of it would fail its shape check.)
+#[allow(unsafe_code)] // the `set_len` of the output, over the elements written
+#[inline(always)]
+fn collect<const N: usize>(
+    op: &'static str,
+    len: usize,
+    chunks: impl Iterator<Item = [f32; N]>,
+    tail: impl FnOnce() -> [f32; N],
+) -> Result<Vec<f32>> {
+    let mut out = switchyard::cpu_buffer(op, len)?;
+    let (full, rest) = out.spare_capacity_mut()[..len].as_chunks_mut::<N>();
+    let mut written = 0;
+    for (slots, values) in full.iter_mut().zip(chunks) {
+        for (slot, value) in slots.iter_mut().zip(values) {
+            slot.write(value);
+        }
+        written += N;
+    }
+    if written == len - rest.len() {
+        for (slot, value) in rest.iter_mut().zip(tail()) {
+            slot.write(value);
+        }
+        written = len;
+    }
+    // SAFETY: the first `written` elements are initialised: the loops above wrote each chunk of
+    // `full` they counted, in order from the start, and `rest` (whose every slot got one of
+    // `tail`'s `N > rest.len()` values) only right after all of `full`. `written <= len <=
+    // capacity` (`cpu_buffer`'s promise; the `[..len]` above checked it).
+    unsafe { out.set_len(written) };
+    Ok(out)
+}
+
+/// The last `len % N` elements, zero-padded to one vector.
+#[inline(always)]
+fn padded<const N: usize>(tail: &[f32]) -> [f32; N] {
+    let mut lanes = [0.0; N];
+    lanes[..tail.len()].copy_from_slice(tail);
+    lanes
+}
+
+/// The sum of `xs` in `f64`: `add` adds each block of [`BLOCK`] elements to the partial sums
+/// `sums` (held in vectors, so that additions overlap), `spill` gives them back as `f64`s, and
+/// [`finish_sum`] adds them up with the last `len % BLOCK` elements.
+#[inline(always)]
+pub(crate) fn total<S>(
+    xs: &[f32],
+    mut sums: S,
+    add: impl Fn(&mut S, &[f32; BLOCK]),
+    spill: impl FnOnce(S) -> [f64; BLOCK],
+) -> f64 {
+    let (blocks, tail) = xs.as_chunks::<BLOCK>();
+    for block in blocks {
+        add(&mut sums, block);
+    }
+    finish_sum(&mut spill(sums), tail)
+}
+
+/// Adds up per-lane `f64` partial sums in a fixed (pairwise) order, then the scalar tail.
+fn finish_sum(partials: &mut [f64], tail: &[f32]) -> f64 {
+    let mut width = partials.len();
+    while width > 1 {
+        let half = width / 2;
+        for i in 0..half {
+            partials[i] += partials[i + half];
+        }
+        if width % 2 == 1 {
+            partials[0] += partials[width - 1];
+        }
+        width = half;
+    }
+    let head = partials.first().copied().unwrap_or(-0.0);
+    tail.iter().fold(head, |acc, &x| acc + f64::from(x))
+}
+
+/// The kernels of one instruction set at `CpuSimd`, from the lane helpers in scope (see the
+/// module docs): `simd_kernels!(cpu = "avx2,fma", needs = "AVX2 and FMA"; add_avx2 = add, …)`
+/// registers `add_avx2` for `add` with `cpu = "avx2,fma"` and `#[target_feature(enable =
+/// "avx2,fma")]`. Each op (`add` `sub` `mul` `div` `neg` `relu` `exp` `sum` `mean`) has its
+/// line below: its doc and which driver it takes.
+macro_rules! simd_kernels {
+    (cpu = $cpu:tt, needs = $needs:tt; $($name:ident = $op:ident),+ $(,)?) => {
+        $($crate::cpu::simd::template::simd_kernels!(@$op $name $cpu $needs);)+
+    };
+
+    (@add $name:ident $cpu:tt $needs:tt) => {
+        $crate::cpu::simd::template::simd_kernels!(@binary add $name $cpu $needs "`x + y`.");
+    };
+    (@sub $name:ident $cpu:tt $needs:tt) => {
+        $crate::cpu::simd::template::simd_kernels!(@binary sub $name $cpu $needs "`x - y`.");
+    };
+    (@mul $name:ident $cpu:tt $needs:tt) => {
+        $crate::cpu::simd::template::simd_kernels!(@binary mul $name $cpu $needs "`x * y`.");
+    };
+    (@div $name:ident $cpu:tt $needs:tt) => {
+        $crate::cpu::simd::template::simd_kernels!(@binary div $name $cpu $needs "`x / y`.");
+    };
+    (@neg $name:ident $cpu:tt $needs:tt) => {
+        $crate::cpu::simd::template::simd_kernels!(@unary neg $name $cpu $needs
+            "`-x`: the sign bit flipped, NaN included, as scalar negation does.");
+    };
+    (@relu $name:ident $cpu:tt $needs:tt) => {
+        $crate::cpu::simd::template::simd_kernels!(@unary relu $name $cpu $needs
+            "`max(x, 0)`, NaN kept.");
+    };
+    (@exp $name:ident $cpu:tt $needs:tt) => {
+        $crate::cpu::simd::template::simd_kernels!(@unary exp $name $cpu $needs
+            "`e^x`, within 1 ulp of the naive kernel.");
+    };
+    (@sum $name:ident $cpu:tt $needs:tt) => {
+        $crate::cpu::simd::template::simd_kernels!(@kernel sum $cpu $needs
+            "The sum, as a 0-dimensional tensor.";
+            pub fn $name(x: &::switchyard::Tensor) -> ::switchyard::Result<::switchyard::Tensor> {
+                let total = total($crate::cpu::naive::host("sum", x)?);
+                Ok(::switchyard::Tensor::scalar(total as f32))
+            }
+        );
+    };
+    (@mean $name:ident $cpu:tt $needs:tt) => {
+        $crate::cpu::simd::template::simd_kernels!(@kernel mean $cpu $needs
+            "The mean, as a 0-dimensional tensor (NaN when empty).";
+            pub fn $name(x: &::switchyard::Tensor) -> ::switchyard::Result<::switchyard::Tensor> {
+                let total = total($crate::cpu::naive::host("mean", x)?);
+                Ok(::switchyard::Tensor::scalar((total / x.numel() as f64) as f32))
+            }
+        );
+    };
+
+    (@binary $op:ident $name:ident $cpu:tt $needs:tt $doc:tt) => {
+        $crate::cpu::simd::template::simd_kernels!(@kernel $op $cpu $needs $doc;
+            pub fn $name(
+                x: &::switchyard::Tensor,
+                y: &::switchyard::Tensor,
+            ) -> ::switchyard::Result<::switchyard::Tensor> {
+                $crate::cpu::simd::template::zip(stringify!($op), x, y, |a, b| {
+                    store($op(load(a), load(b)))
+                })
+            }
+        );
+    };
+    (@unary $op:ident $name:ident $cpu:tt $needs:tt $doc:tt) => {
+        $crate::cpu::simd::template::simd_kernels!(@kernel $op $cpu $needs $doc;
+            pub fn $name(x: &::switchyard::Tensor) -> ::switchyard::Result<::switchyard::Tensor> {
+                $crate::cpu::simd::template::map(stringify!($op), x, |a| store($op(load(a))))
+            }
+        );
+    };
+
+    // The registration and the features, the same for every kernel of the instruction set.
+    (@kernel $op:ident $cpu:tt $needs:tt $doc:tt; $($item:tt)*) => {
+        #[doc = $doc]
+        ///
+        /// # Safety
+        ///
+        #[doc = concat!("The CPU must have ", $needs, ". Dispatch installs this kernel only on \
+                         such a CPU (runtime detection).")]
+        #[::switchyard::kernel(op = ::switchyard::ops::$op, key = CpuSimd, cpu = $cpu)]
+        #[target_feature(enable = $cpu)]
+        $($item)*
+    };
+}
+
+pub(crate) use simd_kernels;
+
+#[cfg(test)]
+mod tests {
+    use super::finish_sum;
+
+    #[test]
+    fn finish_sum_adds_everything_once() {
+        for n in 0..12 {
+            let mut partials: Vec<f64> = (1..=n).map(f64::from).collect();
+            let expected = f64::from(n * (n + 1) / 2) + 3.0;
+            assert_eq!(finish_sum(&mut partials, &[1.0, 2.0]), expected, "{n}");
+        }
+    }
+}
