@@ -76,28 +76,7 @@ macro_rules! boxable {
             }
         }
 
-        #[diagnostic::do_not_recommend]
-        impl<'a> $crate::boxing::Unbox<'a> for $ty {
-            type Holder = $ty;
-            fn unbox(holder: &'a $ty) -> Self {
-                ::core::clone::Clone::clone(holder)
-            }
-            fn boxed(&self) -> $crate::Value {
-                $crate::ToValue::to_value(self)
-            }
-        }
-
-        impl ::core::convert::From<$ty> for $crate::Value {
-            fn from(value: $ty) -> $crate::Value {
-                $crate::ToValue::to_value(&value)
-            }
-        }
-
-        impl ::core::convert::From<&$ty> for $crate::Value {
-            fn from(value: &$ty) -> $crate::Value {
-                $crate::ToValue::to_value(value)
-            }
-        }
+        $crate::__owned_boxing!($ty);
     };
 }
 
@@ -186,6 +165,17 @@ macro_rules! boxable_tensor {
             }
         }
 
+        $crate::__owned_boxing!($ty);
+    };
+}
+
+/// What [`boxable!`](crate::boxable) and [`boxable_tensor!`](crate::boxable_tensor) share once
+/// `ToValue` and `FromValue` exist: the owned argument form (`Unbox`, a clone out of its holder)
+/// and `From<T>`/`From<&T>` for `Value`. Only implements safe traits; not for direct use.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __owned_boxing {
+    ($ty:ty) => {
         #[diagnostic::do_not_recommend]
         impl<'a> $crate::boxing::Unbox<'a> for $ty {
             type Holder = $ty;
