@@ -30,9 +30,6 @@
 use std::fmt;
 use std::sync::OnceLock;
 
-use crate::key::DispatchKey;
-use crate::registry::KernelMeta;
-
 /// Declares the CPU features from [`the table below`](cpu_features): the `CpuFeatures` flags,
 /// `FEATURE_NAMES`, the set of each architecture, and `detect`, so that each feature is written
 /// once.
@@ -437,37 +434,6 @@ impl fmt::Display for CpuPolicy {
             None => write!(f, "{CAPABILITY_VAR} unset)"),
         }
     }
-}
-
-/// For the table dump: each variant registered at `key` with its verdict, when the key has
-/// CPU variants (one plain kernel needs no explanation).
-pub(crate) fn variant_notes(
-    registrations: &[(crate::alias::KernelKey, KernelMeta)],
-    key: DispatchKey,
-    policy: &CpuPolicy,
-) -> Vec<(KernelMeta, Verdict)> {
-    let at_key: Vec<KernelMeta> = registrations
-        .iter()
-        .filter(|(k, _)| *k == key)
-        .map(|(_, meta)| *meta)
-        .collect();
-    if at_key.iter().all(|meta| meta.cpu.is_empty()) {
-        return Vec::new();
-    }
-    let needs: Vec<CpuFeatures> = at_key.iter().map(|meta| meta.cpu).collect();
-    let chosen = policy.choose(&needs);
-    at_key
-        .into_iter()
-        .enumerate()
-        .map(|(i, meta)| {
-            let verdict = if Some(i) == chosen {
-                Verdict::Chosen
-            } else {
-                policy.verdict(meta.cpu)
-            };
-            (meta, verdict)
-        })
-        .collect()
 }
 
 #[cfg(test)]

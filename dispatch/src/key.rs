@@ -37,7 +37,7 @@ macro_rules! dispatch_keys {
         }
 
         /// Number of runtime keys; every op table has one slot per key (rounded up to 64, see
-        /// `table.rs`).
+        /// `table/mod.rs`).
         pub const NUM_KEYS: usize = [$(DispatchKey::$key),*].len();
 
         impl DispatchKey {
