@@ -8,6 +8,7 @@ use crate::boxing::Stack;
 use crate::cpu::{CpuFeatures, CpuPolicy, Verdict};
 use crate::error::{DispatchError, ErrorKind, Location};
 use crate::key::{DispatchKey, DispatchKeySet};
+use crate::names;
 use crate::origin::{Conflict, KernelMeta, SlotOrigin};
 use crate::registration::Registration;
 use crate::registry::{
@@ -157,9 +158,7 @@ pub fn ops() -> Vec<OpHandle> {
 
 /// The op named `name`, if one is linked into this binary.
 pub fn find_op(name: &str) -> Option<OpHandle> {
-    OPS.iter()
-        .find(|op| op.info().name == name)
-        .map(|op| OpHandle::new(*op))
+    names::find(name).map(OpHandle::new)
 }
 
 /// The op named `name`, or an error that lists linked ops with similar names.

@@ -80,6 +80,7 @@ mod key;
 mod layering;
 mod local;
 pub mod modes;
+mod names;
 pub mod ops;
 mod origin;
 mod registration;

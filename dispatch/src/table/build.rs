@@ -2,10 +2,11 @@
 //! the hot path. Pure: nothing here publishes or locks.
 
 use crate::alias::{AliasKey, KernelKey};
-use crate::error::{DispatchError, ErrorKind, Location};
+use crate::error::DispatchError;
 use crate::key::{DispatchKey, NUM_KEYS};
+use crate::names;
 use crate::origin::{KernelMeta, SlotOrigin};
-use crate::registry::{Global, KernelRegistration, SWITCHYARD_FALLBACKS, SWITCHYARD_OPS as OPS};
+use crate::registry::{Global, KernelRegistration, SWITCHYARD_FALLBACKS};
 use crate::resolve::{Registrations, resolve};
 use crate::table::{OpTable, RuntimeOp, SLOTS, Table};
 
@@ -37,7 +38,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     #[cold]
     pub(super) fn compute(&'static self, live: Option<(&RuntimeOp<F>, &Global)>) -> Table<F> {
         // Op names identify ops for `find_op` and in every message, so two ops may not share one.
-        if let Err(error) = self.check_unique_name() {
+        if let Err(error) = names::check_unique(self.info.name) {
             return Table::failed(error);
         }
         let mut kernels: Vec<KernelRegistration<F>> = self.kernels.iter().copied().collect();
@@ -76,24 +77,5 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         table.undefined = resolution.undefined;
         table.conflicts = resolution.conflicts;
         table
-    }
-
-    /// Two ops declared in different places may not share a name.
-    fn check_unique_name(&self) -> Result<(), DispatchError> {
-        let mut same_name: Vec<Location> = OPS
-            .iter()
-            .filter(|op| op.info().name == self.info.name)
-            .map(|op| op.info().location)
-            .collect();
-        same_name.sort();
-        same_name.dedup();
-        match same_name.as_slice() {
-            [first, second, ..] => Err(DispatchError::new(ErrorKind::DuplicateOp {
-                op: self.info.name,
-                first: *first,
-                second: *second,
-            })),
-            _ => Ok(()),
-        }
     }
 }
