@@ -24,7 +24,9 @@ pub struct KernelMeta {
 }
 
 impl KernelMeta {
-    /// A plain kernel's provenance: no CPU features, not an override.
+    /// A plain kernel's provenance: no CPU features, not an override. What generated
+    /// registrations use; not public API (the fields are public).
+    #[doc(hidden)]
     pub const fn new(name: &'static str, location: Location) -> Self {
         KernelMeta {
             name,

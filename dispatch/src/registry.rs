@@ -162,7 +162,7 @@ pub struct OpInfo {
 
 /// An op seen without its types: what `dump()`, `find_op`, [`OpHandle`] and runtime
 /// registration see. `#[op]` declares each op's table (an `OpTable`, which implements it) and
-/// lists it in [`SWITCHYARD_OPS`].
+/// lists it in `SWITCHYARD_OPS`.
 pub trait ErasedOp: Sync {
     /// Name, schema, location.
     fn info(&self) -> &OpInfo;
