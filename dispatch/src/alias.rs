@@ -129,21 +129,6 @@ impl DispatchKeySet {
     }
 }
 
-impl DispatchKey {
-    /// For an autograd key, the backend keys of its device (`AutogradCpu` → `CpuSimd | CpuNaive`);
-    /// empty for every other key.
-    pub const fn autograd_backends(self) -> DispatchKeySet {
-        match self {
-            DispatchKey::AutogradCpu => DispatchKeySet::CPU,
-            DispatchKey::AutogradPrivateUse3 => DispatchKeySet::PRIVATE_USE3,
-            DispatchKey::AutogradPrivateUse2 => DispatchKeySet::PRIVATE_USE2,
-            DispatchKey::AutogradPrivateUse1 => DispatchKeySet::PRIVATE_USE1,
-            DispatchKey::AutogradWgpu => DispatchKeySet::WGPU,
-            _ => DispatchKeySet::EMPTY,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,14 +145,5 @@ mod tests {
             DispatchKeySet::from_bits_retain((1 << DispatchKey::AutogradCpu.index()) - 1)
         );
         assert_eq!(all.below(DispatchKey::CpuNaive), DispatchKeySet::EMPTY);
-    }
-
-    #[test]
-    fn every_autograd_key_maps_to_one_device() {
-        for key in DispatchKeySet::AUTOGRAD.keys() {
-            assert!(!key.autograd_backends().is_empty(), "{key}");
-            assert!(DispatchKeySet::BACKENDS.contains(key.autograd_backends()));
-        }
-        assert!(DispatchKey::CpuSimd.autograd_backends().is_empty());
     }
 }

@@ -30,84 +30,112 @@
 use std::fmt;
 use std::sync::OnceLock;
 
-use crate::key::DispatchKey;
-use crate::registry::KernelMeta;
+/// Declares the CPU features from [`the table below`](cpu_features): the `CpuFeatures` flags,
+/// `FEATURE_NAMES`, the set of each architecture, and `detect`, so that each feature is written
+/// once.
+///
+/// One row per feature: `FLAG = bit, "name", architecture;`. Features are numbered oldest first
+/// (`CpuPolicy::choose` prefers a variant needing a newer one).
+macro_rules! cpu_features {
+    ($(
+        $(#[doc = $doc:literal])*
+        $flag:ident = $bit:literal, $name:tt, $arch:ident;
+    )*) => {
+        bitflags::bitflags! {
+            /// CPU features a kernel variant needs (`cpu = "avx2,fma"`), by the names
+            /// `#[target_feature]` and the standard library's runtime detection use.
+            #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+            pub struct CpuFeatures: u32 {
+                $(
+                    #[doc = concat!(stringify!($arch), " `", $name, "`.")]
+                    $(#[doc = $doc])*
+                    const $flag = 1 << $bit;
+                )*
+            }
+        }
 
-bitflags::bitflags! {
-    /// CPU features a kernel variant needs (`cpu = "avx2,fma"`), by the names `#[target_feature]`
-    /// and the standard library's runtime detection use.
-    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-    pub struct CpuFeatures: u32 {
-        /// x86 `sse2`.
-        const SSE2 = 1 << 0;
-        /// x86 `sse3`.
-        const SSE3 = 1 << 1;
-        /// x86 `ssse3`.
-        const SSSE3 = 1 << 2;
-        /// x86 `sse4.1`.
-        const SSE4_1 = 1 << 3;
-        /// x86 `sse4.2`.
-        const SSE4_2 = 1 << 4;
-        /// x86 `popcnt`.
-        const POPCNT = 1 << 5;
-        /// x86 `avx`.
-        const AVX = 1 << 6;
-        /// x86 `avx2`.
-        const AVX2 = 1 << 7;
-        /// x86 `fma`.
-        const FMA = 1 << 8;
-        /// x86 `f16c`.
-        const F16C = 1 << 9;
-        /// x86 `bmi1`.
-        const BMI1 = 1 << 10;
-        /// x86 `bmi2`.
-        const BMI2 = 1 << 11;
-        /// x86 `avx512f`.
-        const AVX512F = 1 << 12;
-        /// x86 `avx512cd`.
-        const AVX512CD = 1 << 13;
-        /// x86 `avx512bw`.
-        const AVX512BW = 1 << 14;
-        /// x86 `avx512dq`.
-        const AVX512DQ = 1 << 15;
-        /// x86 `avx512vl`.
-        const AVX512VL = 1 << 16;
-        /// aarch64 `neon` (Advanced SIMD).
-        const NEON = 1 << 17;
-    }
+        /// Each feature's name as written in `cpu = "…"` and
+        /// `#[target_feature(enable = "…")]`.
+        ///
+        /// **Invariant:** the `#[kernel]` macro accepts exactly these names
+        /// (`macros/src/cpu.rs`); the test `tests/tests/simd_dispatch.rs` registers a variant for
+        /// each.
+        pub const FEATURE_NAMES: [(CpuFeatures, &str); [$($bit),*].len()] =
+            [$((CpuFeatures::$flag, $name)),*];
+
+        /// Every x86 feature.
+        const X86_ALL: CpuFeatures = CpuFeatures::empty() $(.union(of_arch!(x86, $arch, $flag)))*;
+
+        /// The features of the running CPU that the table names, by the standard library's
+        /// runtime detection (a feature of another architecture is never detected).
+        #[allow(unused_mut)] // on an architecture with no row
+        fn detect() -> CpuFeatures {
+            let mut found = CpuFeatures::empty();
+            $(probe!($arch, $name, $flag, found);)*
+            found
+        }
+    };
 }
 
-/// Each feature's name as written in `cpu = "…"` and `#[target_feature(enable = "…")]`.
-///
-/// **Invariant:** the `#[kernel]` macro accepts exactly these names (`macros/src/cpu.rs`); the
-/// test `tests/tests/simd_dispatch.rs` registers a variant for each.
-pub const FEATURE_NAMES: [(CpuFeatures, &str); 18] = [
-    (CpuFeatures::SSE2, "sse2"),
-    (CpuFeatures::SSE3, "sse3"),
-    (CpuFeatures::SSSE3, "ssse3"),
-    (CpuFeatures::SSE4_1, "sse4.1"),
-    (CpuFeatures::SSE4_2, "sse4.2"),
-    (CpuFeatures::POPCNT, "popcnt"),
-    (CpuFeatures::AVX, "avx"),
-    (CpuFeatures::AVX2, "avx2"),
-    (CpuFeatures::FMA, "fma"),
-    (CpuFeatures::F16C, "f16c"),
-    (CpuFeatures::BMI1, "bmi1"),
-    (CpuFeatures::BMI2, "bmi2"),
-    (CpuFeatures::AVX512F, "avx512f"),
-    (CpuFeatures::AVX512CD, "avx512cd"),
-    (CpuFeatures::AVX512BW, "avx512bw"),
-    (CpuFeatures::AVX512DQ, "avx512dq"),
-    (CpuFeatures::AVX512VL, "avx512vl"),
-    (CpuFeatures::NEON, "neon"),
-];
+/// `CpuFeatures::$flag` if the row's architecture is the one asked for, else nothing.
+macro_rules! of_arch {
+    (x86, x86, $flag:ident) => {
+        CpuFeatures::$flag
+    };
+    (aarch64, aarch64, $flag:ident) => {
+        CpuFeatures::$flag
+    };
+    ($asked:ident, $arch:ident, $flag:ident) => {
+        CpuFeatures::empty()
+    };
+}
 
+/// Adds `$flag` to `$found` if the running CPU has `$name` (compiled only for its architecture).
+/// `$name` is a `tt`: std's detection macros match the literal itself, which a `literal`
+/// fragment would hide.
+macro_rules! probe {
+    (x86, $name:tt, $flag:ident, $found:ident) => {
+        #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+        if std::arch::is_x86_feature_detected!($name) {
+            $found |= CpuFeatures::$flag;
+        }
+    };
+    (aarch64, $name:tt, $flag:ident, $found:ident) => {
+        #[cfg(target_arch = "aarch64")]
+        if std::arch::is_aarch64_feature_detected!($name) {
+            $found |= CpuFeatures::$flag;
+        }
+    };
+}
+
+cpu_features! {
+    SSE2 = 0, "sse2", x86;
+    SSE3 = 1, "sse3", x86;
+    SSSE3 = 2, "ssse3", x86;
+    SSE4_1 = 3, "sse4.1", x86;
+    SSE4_2 = 4, "sse4.2", x86;
+    POPCNT = 5, "popcnt", x86;
+    AVX = 6, "avx", x86;
+    AVX2 = 7, "avx2", x86;
+    FMA = 8, "fma", x86;
+    F16C = 9, "f16c", x86;
+    BMI1 = 10, "bmi1", x86;
+    BMI2 = 11, "bmi2", x86;
+    AVX512F = 12, "avx512f", x86;
+    AVX512CD = 13, "avx512cd", x86;
+    AVX512BW = 14, "avx512bw", x86;
+    AVX512DQ = 15, "avx512dq", x86;
+    AVX512VL = 16, "avx512vl", x86;
+    /// (Advanced SIMD.)
+    NEON = 17, "neon", aarch64;
+}
+
+/// The AVX-512 features: what the `avx512` level allows beyond `avx2`.
 const X86_AVX512: CpuFeatures = CpuFeatures::AVX512F
     .union(CpuFeatures::AVX512CD)
     .union(CpuFeatures::AVX512BW)
     .union(CpuFeatures::AVX512DQ)
     .union(CpuFeatures::AVX512VL);
-const X86_ALL: CpuFeatures = CpuFeatures::all().difference(CpuFeatures::NEON);
 
 impl fmt::Display for CpuFeatures {
     /// `avx2,fma`, as written in `cpu = "…"`; `-` for none.
@@ -140,40 +168,6 @@ impl fmt::Debug for CpuFeatures {
 pub fn detected() -> CpuFeatures {
     static DETECTED: OnceLock<CpuFeatures> = OnceLock::new();
     *DETECTED.get_or_init(detect)
-}
-
-#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-fn detect() -> CpuFeatures {
-    let mut found = CpuFeatures::empty();
-    macro_rules! probe {
-        ($($name:tt => $flag:ident),* $(,)?) => {
-            $(if std::arch::is_x86_feature_detected!($name) {
-                found |= CpuFeatures::$flag;
-            })*
-        };
-    }
-    probe!(
-        "sse2" => SSE2, "sse3" => SSE3, "ssse3" => SSSE3, "sse4.1" => SSE4_1,
-        "sse4.2" => SSE4_2, "popcnt" => POPCNT, "avx" => AVX, "avx2" => AVX2, "fma" => FMA,
-        "f16c" => F16C, "bmi1" => BMI1, "bmi2" => BMI2, "avx512f" => AVX512F,
-        "avx512cd" => AVX512CD, "avx512bw" => AVX512BW, "avx512dq" => AVX512DQ,
-        "avx512vl" => AVX512VL,
-    );
-    found
-}
-
-#[cfg(target_arch = "aarch64")]
-fn detect() -> CpuFeatures {
-    if std::arch::is_aarch64_feature_detected!("neon") {
-        CpuFeatures::NEON
-    } else {
-        CpuFeatures::empty()
-    }
-}
-
-#[cfg(not(any(target_arch = "x86", target_arch = "x86_64", target_arch = "aarch64")))]
-fn detect() -> CpuFeatures {
-    CpuFeatures::empty()
 }
 
 /// A level of `SWITCHYARD_CPU_CAPABILITY`: the most a variant may need. Levels are ordered
@@ -440,37 +434,6 @@ impl fmt::Display for CpuPolicy {
             None => write!(f, "{CAPABILITY_VAR} unset)"),
         }
     }
-}
-
-/// For the table dump: each variant registered at `key` with its verdict, when the key has
-/// CPU variants (one plain kernel needs no explanation).
-pub(crate) fn variant_notes(
-    registrations: &[(crate::alias::KernelKey, KernelMeta)],
-    key: DispatchKey,
-    policy: &CpuPolicy,
-) -> Vec<(KernelMeta, Verdict)> {
-    let at_key: Vec<KernelMeta> = registrations
-        .iter()
-        .filter(|(k, _)| *k == key)
-        .map(|(_, meta)| *meta)
-        .collect();
-    if at_key.iter().all(|meta| meta.cpu.is_empty()) {
-        return Vec::new();
-    }
-    let needs: Vec<CpuFeatures> = at_key.iter().map(|meta| meta.cpu).collect();
-    let chosen = policy.choose(&needs);
-    at_key
-        .into_iter()
-        .enumerate()
-        .map(|(i, meta)| {
-            let verdict = if Some(i) == chosen {
-                Verdict::Chosen
-            } else {
-                policy.verdict(meta.cpu)
-            };
-            (meta, verdict)
-        })
-        .collect()
 }
 
 #[cfg(test)]

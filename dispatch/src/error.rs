@@ -2,7 +2,6 @@
 
 use std::fmt;
 
-use crate::boxing::TypeMismatch;
 use crate::key::{DispatchKey, DispatchKeySet};
 
 /// Where something was written: the module path (which starts with the crate name), file and line.
@@ -425,6 +424,21 @@ impl fmt::Display for Binary {
         // One decimal, dropped when it is zero: `4 TiB`, `1.5 GiB`.
         let text = format!("{value:.1}");
         write!(f, "{} {}", text.trim_end_matches(".0"), UNITS[unit])
+    }
+}
+
+/// A boxed value of the wrong type (built from the value by `boxing`).
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct TypeMismatch {
+    /// The type that was needed.
+    pub expected: &'static str,
+    /// What the value held instead.
+    pub found: String,
+}
+
+impl fmt::Display for TypeMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "expected {}, found {}", self.expected, self.found)
     }
 }
 

@@ -1,26 +1,25 @@
-//! Ops seen without their types: handles, lookup by name, and the registry dump.
+//! Ops seen without their types: what an [`OpHandle`] offers (name, schema, boxed calls,
+//! registrations, the table and its dump), lookup by name, and the registry dump.
 
 use std::fmt::{self, Write as _};
 
 use crate::alias::KernelKey;
 use crate::boxing::Stack;
-use crate::cpu::{CpuPolicy, variant_notes};
+use crate::cpu::{CpuFeatures, CpuPolicy, Verdict};
 use crate::error::{DispatchError, ErrorKind, Location};
 use crate::key::{DispatchKey, DispatchKeySet};
-use crate::registry::{FallbackKind, KernelMeta, SWITCHYARD_OPS as OPS};
-use crate::resolve::{Conflict, SlotOrigin, fallback_conflicts};
-use crate::runtime::{self, Registration};
-use crate::table::ErasedOp;
-
-/// A handle to one op, for tools and tests: name, schema, registrations and the computed table.
-/// Every op's module has `handle()`; [`find_op`] finds one by name.
-#[derive(Clone, Copy)]
-pub struct OpHandle {
-    op: &'static dyn ErasedOp,
-}
+use crate::names;
+use crate::origin::{Conflict, KernelMeta, SlotOrigin};
+use crate::registration::Registration;
+use crate::registry::{
+    ErasedOp, FallbackKind, FallbackRegistration, OpHandle, SWITCHYARD_OPS as OPS,
+};
+use crate::resolve::fallback_conflicts;
+use crate::runtime;
 
 impl OpHandle {
-    /// Wraps an op's table. Used by generated code.
+    /// The handle of an op's table: what the generated `handle()` returns. Not public API.
+    #[doc(hidden)]
     pub fn new(op: &'static dyn ErasedOp) -> Self {
         OpHandle { op }
     }
@@ -102,13 +101,6 @@ impl OpHandle {
             .register_fallthrough(key, std::panic::Location::caller())
     }
 
-    /// Computes the op's table from its linked registrations without installing it: what
-    /// first use costs. For benchmarks.
-    #[doc(hidden)]
-    pub fn compute_table_uncached(&self) {
-        self.op.compute_table_uncached();
-    }
-
     /// The computed table, one line per key: `CpuNaive  [kernel] backends/src/cpu/naive.rs:40 mul`.
     /// Under a key with CPU variants, one more line per variant says whether it was chosen and
     /// why not (`CPU lacks avx512f`, `capped by SWITCHYARD_CPU_CAPABILITY=avx2`).
@@ -166,9 +158,7 @@ pub fn ops() -> Vec<OpHandle> {
 
 /// The op named `name`, if one is linked into this binary.
 pub fn find_op(name: &str) -> Option<OpHandle> {
-    OPS.iter()
-        .find(|op| op.info().name == name)
-        .map(|op| OpHandle::new(*op))
+    names::find(name).map(OpHandle::new)
 }
 
 /// The op named `name`, or an error that lists linked ops with similar names.
@@ -291,11 +281,7 @@ fn cpu_note(meta: &KernelMeta) -> String {
 
 /// The `conflicts:` section of `dump()`: every pair of registrations that claims one slot, and
 /// ops that share a name. Calls that reach them fail; nothing else does.
-fn write_conflicts(
-    out: &mut String,
-    ops: &[OpHandle],
-    fallbacks: &[crate::registry::FallbackRegistration],
-) {
+fn write_conflicts(out: &mut String, ops: &[OpHandle], fallbacks: &[FallbackRegistration]) {
     let mut lines = Vec::new();
     for conflict in fallback_conflicts(fallbacks) {
         lines.push(format!("every op: {conflict}"));
@@ -322,4 +308,41 @@ fn write_conflicts(
     for line in lines {
         let _ = writeln!(out, "  {line}");
     }
+}
+
+/// For the table dump: each variant registered at `key` with its verdict, when the key has
+/// CPU variants (one plain kernel needs no explanation).
+fn variant_notes(
+    registrations: &[(KernelKey, KernelMeta)],
+    key: DispatchKey,
+    policy: &CpuPolicy,
+) -> Vec<(KernelMeta, Verdict)> {
+    let at_key: Vec<KernelMeta> = registrations
+        .iter()
+        .filter(|(k, _)| *k == key)
+        .map(|(_, meta)| *meta)
+        .collect();
+    if at_key.iter().all(|meta| meta.cpu.is_empty()) {
+        return Vec::new();
+    }
+    let needs: Vec<CpuFeatures> = at_key.iter().map(|meta| meta.cpu).collect();
+    let chosen = policy.choose(&needs);
+    at_key
+        .into_iter()
+        .enumerate()
+        .map(|(i, meta)| {
+            let verdict = if Some(i) == chosen {
+                Verdict::Chosen
+            } else {
+                policy.verdict(meta.cpu)
+            };
+            (meta, verdict)
+        })
+        .collect()
+}
+
+/// Computes `op`'s table from its linked registrations without installing it: what its first
+/// use costs. For benchmarks of table builds. Not public API.
+pub fn compute_table_uncached(op: &OpHandle) {
+    op.op.compute_table_uncached();
 }

@@ -6,73 +6,143 @@
 
 use std::fmt;
 
-/// One dispatch key. The discriminant is the key's bit in a [`DispatchKeySet`] and its slot in
-/// every op's table; a higher value is a higher priority.
+/// Declares the keys from [`the table below`](dispatch_keys): the `DispatchKey` enum, `NUM_KEYS`,
+/// `DispatchKey::ALL`, `name`, `group`, `autograd_backends` and one `DispatchKeySet` constant per
+/// key, so that each fact about a key is written once.
 ///
-/// From high to low: the library's own keys (`BuiltinProfile`, `BuiltinTrace`: what
-/// [`profile`](crate::profile) and [`trace`](crate::trace) use; not for users), user modes
-/// (`Profiler`, `Tracing`, `Mode1..3`), per-backend autograd keys, downstream functionality slots
-/// (`Custom1..4`), backends (`Wgpu`, `PrivateUse1..3`, `CpuSimd`, `CpuNaive`).
-///
-/// Every key but the two `Builtin…` ones is the users' to register at: the library occupies none
-/// of them (the CPU backend's kernels and the `CpuSimd` fallthrough aside, which users may
-/// override deliberately, see `#[kernel(overrides)]`).
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
-#[repr(u8)]
-pub enum DispatchKey {
-    /// The reference CPU backend: plain scalar loops.
-    CpuNaive = 0,
-    /// Vectorised CPU kernels. A CPU tensor carries both CPU keys; an op with no SIMD kernel falls
-    /// through to [`DispatchKey::CpuNaive`].
-    CpuSimd = 1,
-    /// A backend slot reserved for downstream crates (lowest of the three).
-    PrivateUse3 = 2,
-    /// A backend slot reserved for downstream crates.
-    PrivateUse2 = 3,
-    /// A backend slot reserved for downstream crates (highest of the three).
-    PrivateUse1 = 4,
-    /// GPU tensors through `wgpu`.
-    Wgpu = 5,
-    /// A functionality slot for downstream crates (lowest).
-    Custom4 = 6,
-    /// A functionality slot for downstream crates.
-    Custom3 = 7,
-    /// A functionality slot for downstream crates.
-    Custom2 = 8,
-    /// A functionality slot for downstream crates (highest).
-    Custom1 = 9,
-    /// Autograd for CPU tensors.
-    AutogradCpu = 10,
-    /// Autograd for tensors on [`DispatchKey::PrivateUse3`].
-    AutogradPrivateUse3 = 11,
-    /// Autograd for tensors on [`DispatchKey::PrivateUse2`].
-    AutogradPrivateUse2 = 12,
-    /// Autograd for tensors on [`DispatchKey::PrivateUse1`].
-    AutogradPrivateUse1 = 13,
-    /// Autograd for wgpu tensors.
-    AutogradWgpu = 14,
-    /// A mode slot for users, above autograd (lowest of the three).
-    Mode3 = 15,
-    /// A mode slot for users, above autograd.
-    Mode2 = 16,
-    /// A mode slot for users, above autograd (highest of the three).
-    Mode1 = 17,
-    /// A mode key for users: e.g. `#[fallback(key = Tracing)]` recording every call. The library's
-    /// own [`trace`](crate::trace) uses [`DispatchKey::BuiltinTrace`], not this key.
-    Tracing = 18,
-    /// A mode key for users: e.g. a fallback timing every call. The library's own
-    /// [`profile`](crate::profile) uses [`DispatchKey::BuiltinProfile`], not this key.
-    Profiler = 19,
-    /// The library's own: what [`trace`](crate::trace) records through. Users cannot register at
-    /// it (a compile error in the macros, an error at run time).
-    BuiltinTrace = 20,
-    /// The library's own: what [`profile`](crate::profile) times through. Users cannot register
-    /// at it.
-    BuiltinProfile = 21,
+/// One row per key, from the highest priority to the lowest: its doc, `Name = bit`, the name of
+/// its `DispatchKeySet` constant, its group, and for an autograd key the backend keys it pairs
+/// with (a `DispatchKeySet` constant).
+macro_rules! dispatch_keys {
+    ($(
+        $(#[doc = $doc:literal])*
+        $key:ident = $bit:literal, $flag:ident, $group:ident $(($backends:ident))?;
+    )*) => {
+        /// One dispatch key. The discriminant is the key's bit in a [`DispatchKeySet`] and its
+        /// slot in every op's table; a higher value is a higher priority.
+        ///
+        /// From high to low: the library's own keys (`BuiltinProfile`, `BuiltinTrace`: what
+        /// [`profile`](crate::profile) and [`trace`](crate::trace) use; not for users), user
+        /// modes (`Profiler`, `Tracing`, `Mode1..3`), per-backend autograd keys, downstream
+        /// functionality slots (`Custom1..4`), backends (`Wgpu`, `PrivateUse1..3`, `CpuSimd`,
+        /// `CpuNaive`).
+        ///
+        /// Every key but the two `Builtin…` ones is the users' to register at: the library
+        /// occupies none of them (the CPU backend's kernels and the `CpuSimd` fallthrough aside,
+        /// which users may override deliberately, see `#[kernel(overrides)]`).
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+        #[repr(u8)]
+        pub enum DispatchKey {
+            $($(#[doc = $doc])* $key = $bit,)*
+        }
+
+        /// Number of runtime keys; every op table has one slot per key (rounded up to 64, see
+        /// `table/mod.rs`).
+        pub const NUM_KEYS: usize = [$(DispatchKey::$key),*].len();
+
+        impl DispatchKey {
+            /// Every key, from the highest priority to the lowest.
+            pub const ALL: [DispatchKey; NUM_KEYS] = [$(DispatchKey::$key),*];
+
+            /// The key's name, as written in `#[kernel(key = …)]`.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(DispatchKey::$key => stringify!($key),)*
+                }
+            }
+
+            /// The group this key belongs to.
+            pub const fn group(self) -> KeyGroup {
+                match self {
+                    $(DispatchKey::$key => KeyGroup::$group,)*
+                }
+            }
+
+            /// For an autograd key, the backend keys of its device (`AutogradCpu` →
+            /// `CpuSimd | CpuNaive`); empty for every other key.
+            pub const fn autograd_backends(self) -> DispatchKeySet {
+                match self {
+                    $(DispatchKey::$key => DispatchKeySet::EMPTY $(.union(DispatchKeySet::$backends))?,)*
+                }
+            }
+        }
+
+        bitflags::bitflags! {
+            /// A set of [`DispatchKey`]s, one bit each; a higher bit is a higher priority.
+            ///
+            /// The dispatcher computes `(union of the arguments' sets ∪ thread-local includes) −
+            /// thread-local excludes` and runs the kernel of the highest key left.
+            #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+            pub struct DispatchKeySet: u64 {
+                $(
+                    #[doc = concat!("See [`DispatchKey::", stringify!($key), "`].")]
+                    const $flag = 1 << DispatchKey::$key.index();
+                )*
+            }
+        }
+    };
 }
 
-/// Number of runtime keys; every op table has one slot per key (rounded up to 64, see `table.rs`).
-pub const NUM_KEYS: usize = 22;
+dispatch_keys! {
+    /// The library's own: what [`profile`](crate::profile) times through. Users cannot register
+    /// at it.
+    BuiltinProfile = 21, BUILTIN_PROFILE, Builtin;
+    /// The library's own: what [`trace`](crate::trace) records through. Users cannot register at
+    /// it (a compile error in the macros, an error at run time).
+    BuiltinTrace = 20, BUILTIN_TRACE, Builtin;
+    /// A mode key for users: e.g. a fallback timing every call. The library's own
+    /// [`profile`](crate::profile) uses [`DispatchKey::BuiltinProfile`], not this key.
+    Profiler = 19, PROFILER, Mode;
+    /// A mode key for users: e.g. `#[fallback(key = Tracing)]` recording every call. The library's
+    /// own [`trace`](crate::trace) uses [`DispatchKey::BuiltinTrace`], not this key.
+    Tracing = 18, TRACING, Mode;
+    /// A mode slot for users, above autograd (highest of the three).
+    Mode1 = 17, MODE1, Mode;
+    /// A mode slot for users, above autograd.
+    Mode2 = 16, MODE2, Mode;
+    /// A mode slot for users, above autograd (lowest of the three).
+    Mode3 = 15, MODE3, Mode;
+    /// Autograd for wgpu tensors.
+    AutogradWgpu = 14, AUTOGRAD_WGPU, Autograd(WGPU);
+    /// Autograd for tensors on [`DispatchKey::PrivateUse1`].
+    AutogradPrivateUse1 = 13, AUTOGRAD_PRIVATE_USE1, Autograd(PRIVATE_USE1);
+    /// Autograd for tensors on [`DispatchKey::PrivateUse2`].
+    AutogradPrivateUse2 = 12, AUTOGRAD_PRIVATE_USE2, Autograd(PRIVATE_USE2);
+    /// Autograd for tensors on [`DispatchKey::PrivateUse3`].
+    AutogradPrivateUse3 = 11, AUTOGRAD_PRIVATE_USE3, Autograd(PRIVATE_USE3);
+    /// Autograd for CPU tensors.
+    AutogradCpu = 10, AUTOGRAD_CPU, Autograd(CPU);
+    /// A functionality slot for downstream crates (highest).
+    Custom1 = 9, CUSTOM1, Custom;
+    /// A functionality slot for downstream crates.
+    Custom2 = 8, CUSTOM2, Custom;
+    /// A functionality slot for downstream crates.
+    Custom3 = 7, CUSTOM3, Custom;
+    /// A functionality slot for downstream crates (lowest).
+    Custom4 = 6, CUSTOM4, Custom;
+    /// GPU tensors through `wgpu`.
+    Wgpu = 5, WGPU, Backend;
+    /// A backend slot reserved for downstream crates (highest of the three).
+    PrivateUse1 = 4, PRIVATE_USE1, Backend;
+    /// A backend slot reserved for downstream crates.
+    PrivateUse2 = 3, PRIVATE_USE2, Backend;
+    /// A backend slot reserved for downstream crates (lowest of the three).
+    PrivateUse3 = 2, PRIVATE_USE3, Backend;
+    /// Vectorised CPU kernels. A CPU tensor carries both CPU keys; an op with no SIMD kernel falls
+    /// through to [`DispatchKey::CpuNaive`].
+    CpuSimd = 1, CPU_SIMD, Backend;
+    /// The reference CPU backend: plain scalar loops.
+    CpuNaive = 0, CPU_NAIVE, Backend;
+}
+
+// The rows run from the highest bit to the lowest, with no gap: `from_index` relies on it.
+const _: () = {
+    let mut i = 0;
+    while i < NUM_KEYS {
+        assert!(DispatchKey::ALL[i].index() == NUM_KEYS - 1 - i);
+        i += 1;
+    }
+};
 
 /// The group a key belongs to; groups are contiguous bit ranges, ordered by priority.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -90,32 +160,6 @@ pub enum KeyGroup {
 }
 
 impl DispatchKey {
-    /// Every key, from the highest priority to the lowest.
-    pub const ALL: [DispatchKey; NUM_KEYS] = [
-        DispatchKey::BuiltinProfile,
-        DispatchKey::BuiltinTrace,
-        DispatchKey::Profiler,
-        DispatchKey::Tracing,
-        DispatchKey::Mode1,
-        DispatchKey::Mode2,
-        DispatchKey::Mode3,
-        DispatchKey::AutogradWgpu,
-        DispatchKey::AutogradPrivateUse1,
-        DispatchKey::AutogradPrivateUse2,
-        DispatchKey::AutogradPrivateUse3,
-        DispatchKey::AutogradCpu,
-        DispatchKey::Custom1,
-        DispatchKey::Custom2,
-        DispatchKey::Custom3,
-        DispatchKey::Custom4,
-        DispatchKey::Wgpu,
-        DispatchKey::PrivateUse1,
-        DispatchKey::PrivateUse2,
-        DispatchKey::PrivateUse3,
-        DispatchKey::CpuSimd,
-        DispatchKey::CpuNaive,
-    ];
-
     /// The key's bit position, which is also its slot in an op table.
     #[inline(always)]
     pub const fn index(self) -> usize {
@@ -124,66 +168,11 @@ impl DispatchKey {
 
     /// The key whose bit is `index`, if there is one.
     pub const fn from_index(index: usize) -> Option<DispatchKey> {
-        // Bits are dense and `ALL` runs from the highest to the lowest (both checked by tests).
+        // Bits are dense and `ALL` runs from the highest to the lowest (checked at compile time).
         if index < NUM_KEYS {
             Some(DispatchKey::ALL[NUM_KEYS - 1 - index])
         } else {
             None
-        }
-    }
-
-    /// The key's name, as written in `#[kernel(key = …)]`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            DispatchKey::CpuNaive => "CpuNaive",
-            DispatchKey::CpuSimd => "CpuSimd",
-            DispatchKey::PrivateUse3 => "PrivateUse3",
-            DispatchKey::PrivateUse2 => "PrivateUse2",
-            DispatchKey::PrivateUse1 => "PrivateUse1",
-            DispatchKey::Wgpu => "Wgpu",
-            DispatchKey::Custom4 => "Custom4",
-            DispatchKey::Custom3 => "Custom3",
-            DispatchKey::Custom2 => "Custom2",
-            DispatchKey::Custom1 => "Custom1",
-            DispatchKey::AutogradCpu => "AutogradCpu",
-            DispatchKey::AutogradPrivateUse3 => "AutogradPrivateUse3",
-            DispatchKey::AutogradPrivateUse2 => "AutogradPrivateUse2",
-            DispatchKey::AutogradPrivateUse1 => "AutogradPrivateUse1",
-            DispatchKey::AutogradWgpu => "AutogradWgpu",
-            DispatchKey::Mode3 => "Mode3",
-            DispatchKey::Mode2 => "Mode2",
-            DispatchKey::Mode1 => "Mode1",
-            DispatchKey::Tracing => "Tracing",
-            DispatchKey::Profiler => "Profiler",
-            DispatchKey::BuiltinTrace => "BuiltinTrace",
-            DispatchKey::BuiltinProfile => "BuiltinProfile",
-        }
-    }
-
-    /// The group this key belongs to.
-    pub const fn group(self) -> KeyGroup {
-        match self {
-            DispatchKey::CpuNaive
-            | DispatchKey::CpuSimd
-            | DispatchKey::PrivateUse3
-            | DispatchKey::PrivateUse2
-            | DispatchKey::PrivateUse1
-            | DispatchKey::Wgpu => KeyGroup::Backend,
-            DispatchKey::Custom4
-            | DispatchKey::Custom3
-            | DispatchKey::Custom2
-            | DispatchKey::Custom1 => KeyGroup::Custom,
-            DispatchKey::AutogradCpu
-            | DispatchKey::AutogradPrivateUse3
-            | DispatchKey::AutogradPrivateUse2
-            | DispatchKey::AutogradPrivateUse1
-            | DispatchKey::AutogradWgpu => KeyGroup::Autograd,
-            DispatchKey::Mode3
-            | DispatchKey::Mode2
-            | DispatchKey::Mode1
-            | DispatchKey::Tracing
-            | DispatchKey::Profiler => KeyGroup::Mode,
-            DispatchKey::BuiltinTrace | DispatchKey::BuiltinProfile => KeyGroup::Builtin,
         }
     }
 
@@ -211,86 +200,34 @@ impl fmt::Display for DispatchKey {
     }
 }
 
-bitflags::bitflags! {
-    /// A set of [`DispatchKey`]s, one bit each; a higher bit is a higher priority.
-    ///
-    /// The dispatcher computes `(union of the arguments' sets ∪ thread-local includes) −
-    /// thread-local excludes` and runs the kernel of the highest key left.
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
-    pub struct DispatchKeySet: u64 {
-        /// See [`DispatchKey::CpuNaive`].
-        const CPU_NAIVE = 1 << DispatchKey::CpuNaive.index();
-        /// See [`DispatchKey::CpuSimd`].
-        const CPU_SIMD = 1 << DispatchKey::CpuSimd.index();
-        /// See [`DispatchKey::PrivateUse3`].
-        const PRIVATE_USE3 = 1 << DispatchKey::PrivateUse3.index();
-        /// See [`DispatchKey::PrivateUse2`].
-        const PRIVATE_USE2 = 1 << DispatchKey::PrivateUse2.index();
-        /// See [`DispatchKey::PrivateUse1`].
-        const PRIVATE_USE1 = 1 << DispatchKey::PrivateUse1.index();
-        /// See [`DispatchKey::Wgpu`].
-        const WGPU = 1 << DispatchKey::Wgpu.index();
-        /// See [`DispatchKey::Custom4`].
-        const CUSTOM4 = 1 << DispatchKey::Custom4.index();
-        /// See [`DispatchKey::Custom3`].
-        const CUSTOM3 = 1 << DispatchKey::Custom3.index();
-        /// See [`DispatchKey::Custom2`].
-        const CUSTOM2 = 1 << DispatchKey::Custom2.index();
-        /// See [`DispatchKey::Custom1`].
-        const CUSTOM1 = 1 << DispatchKey::Custom1.index();
-        /// See [`DispatchKey::AutogradCpu`].
-        const AUTOGRAD_CPU = 1 << DispatchKey::AutogradCpu.index();
-        /// See [`DispatchKey::AutogradPrivateUse3`].
-        const AUTOGRAD_PRIVATE_USE3 = 1 << DispatchKey::AutogradPrivateUse3.index();
-        /// See [`DispatchKey::AutogradPrivateUse2`].
-        const AUTOGRAD_PRIVATE_USE2 = 1 << DispatchKey::AutogradPrivateUse2.index();
-        /// See [`DispatchKey::AutogradPrivateUse1`].
-        const AUTOGRAD_PRIVATE_USE1 = 1 << DispatchKey::AutogradPrivateUse1.index();
-        /// See [`DispatchKey::AutogradWgpu`].
-        const AUTOGRAD_WGPU = 1 << DispatchKey::AutogradWgpu.index();
-        /// See [`DispatchKey::Mode3`].
-        const MODE3 = 1 << DispatchKey::Mode3.index();
-        /// See [`DispatchKey::Mode2`].
-        const MODE2 = 1 << DispatchKey::Mode2.index();
-        /// See [`DispatchKey::Mode1`].
-        const MODE1 = 1 << DispatchKey::Mode1.index();
-        /// See [`DispatchKey::Tracing`].
-        const TRACING = 1 << DispatchKey::Tracing.index();
-        /// See [`DispatchKey::Profiler`].
-        const PROFILER = 1 << DispatchKey::Profiler.index();
-        /// See [`DispatchKey::BuiltinTrace`].
-        const BUILTIN_TRACE = 1 << DispatchKey::BuiltinTrace.index();
-        /// See [`DispatchKey::BuiltinProfile`].
-        const BUILTIN_PROFILE = 1 << DispatchKey::BuiltinProfile.index();
-    }
-}
-
 impl DispatchKeySet {
     /// The empty set.
     pub const EMPTY: DispatchKeySet = DispatchKeySet::empty();
     /// The keys a CPU tensor carries: the SIMD backend over the naive one.
     pub const CPU: DispatchKeySet = DispatchKeySet::CPU_SIMD.union(DispatchKeySet::CPU_NAIVE);
     /// Every backend key.
-    pub const BACKENDS: DispatchKeySet = DispatchKeySet::CPU
-        .union(DispatchKeySet::PRIVATE_USE3)
-        .union(DispatchKeySet::PRIVATE_USE2)
-        .union(DispatchKeySet::PRIVATE_USE1)
-        .union(DispatchKeySet::WGPU);
+    pub const BACKENDS: DispatchKeySet = DispatchKeySet::of_group(KeyGroup::Backend);
     /// Every per-backend autograd key: the keys the `Autograd` alias stands for.
-    pub const AUTOGRAD: DispatchKeySet = DispatchKeySet::AUTOGRAD_CPU
-        .union(DispatchKeySet::AUTOGRAD_PRIVATE_USE3)
-        .union(DispatchKeySet::AUTOGRAD_PRIVATE_USE2)
-        .union(DispatchKeySet::AUTOGRAD_PRIVATE_USE1)
-        .union(DispatchKeySet::AUTOGRAD_WGPU);
+    pub const AUTOGRAD: DispatchKeySet = DispatchKeySet::of_group(KeyGroup::Autograd);
     /// The mode keys offered to users (thread-local modes above autograd).
-    pub const MODES: DispatchKeySet = DispatchKeySet::TRACING
-        .union(DispatchKeySet::PROFILER)
-        .union(DispatchKeySet::MODE1)
-        .union(DispatchKeySet::MODE2)
-        .union(DispatchKeySet::MODE3);
+    pub const MODES: DispatchKeySet = DispatchKeySet::of_group(KeyGroup::Mode);
     /// The library's own keys, used by `trace()` and `profile()`; not for users.
-    pub const BUILTIN: DispatchKeySet =
-        DispatchKeySet::BUILTIN_TRACE.union(DispatchKeySet::BUILTIN_PROFILE);
+    pub const BUILTIN: DispatchKeySet = DispatchKeySet::of_group(KeyGroup::Builtin);
+
+    /// Every key of `group`.
+    const fn of_group(group: KeyGroup) -> DispatchKeySet {
+        let mut bits = 0;
+        let mut i = 0;
+        while i < NUM_KEYS {
+            let key = DispatchKey::ALL[i];
+            // `KeyGroup` is not `PartialEq` in `const`; its discriminants are.
+            if key.group() as u8 == group as u8 {
+                bits |= 1 << key.index();
+            }
+            i += 1;
+        }
+        DispatchKeySet::from_bits_retain(bits)
+    }
 
     /// The set holding exactly `keys`.
     pub const fn of(keys: &[DispatchKey]) -> DispatchKeySet {
@@ -428,6 +365,64 @@ mod tests {
             assert_eq!(named.len(), 1, "{key} has exactly one flag constant");
         }
         assert_eq!(DispatchKeySet::all().bits().count_ones() as usize, NUM_KEYS);
+    }
+
+    #[test]
+    fn every_autograd_key_maps_to_one_device() {
+        for key in DispatchKeySet::AUTOGRAD.keys() {
+            assert!(!key.autograd_backends().is_empty(), "{key}");
+            assert!(DispatchKeySet::BACKENDS.contains(key.autograd_backends()));
+        }
+        assert!(DispatchKey::CpuSimd.autograd_backends().is_empty());
+        assert_eq!(
+            DispatchKey::AutogradCpu.autograd_backends(),
+            DispatchKeySet::CPU
+        );
+    }
+
+    /// The macros accept `key = PRIVATE_USE1` for `PrivateUse1`: each flag constant is its key's
+    /// name in SCREAMING_CASE (a digit stays with the word before it).
+    #[test]
+    fn flag_names_are_screaming_key_names() {
+        for key in DispatchKey::ALL {
+            let mut screaming = String::new();
+            for (i, c) in key.name().chars().enumerate() {
+                if c.is_ascii_uppercase() && i > 0 {
+                    screaming.push('_');
+                }
+                screaming.push(c.to_ascii_uppercase());
+            }
+            let flag = DispatchKeySet::from_name(&screaming);
+            assert_eq!(flag, Some(key.set()), "{key}: no constant `{screaming}`");
+        }
+    }
+
+    #[test]
+    fn group_sets_hold_their_groups() {
+        assert_eq!(
+            DispatchKeySet::BACKENDS,
+            DispatchKeySet::CPU
+                | DispatchKeySet::PRIVATE_USE3
+                | DispatchKeySet::PRIVATE_USE2
+                | DispatchKeySet::PRIVATE_USE1
+                | DispatchKeySet::WGPU
+        );
+        assert_eq!(
+            DispatchKeySet::MODES,
+            DispatchKeySet::TRACING
+                | DispatchKeySet::PROFILER
+                | DispatchKeySet::MODE1
+                | DispatchKeySet::MODE2
+                | DispatchKeySet::MODE3
+        );
+        assert_eq!(
+            DispatchKeySet::BUILTIN,
+            DispatchKeySet::BUILTIN_TRACE | DispatchKeySet::BUILTIN_PROFILE
+        );
+        for key in DispatchKey::ALL {
+            let in_autograd = DispatchKeySet::AUTOGRAD.has(key);
+            assert_eq!(in_autograd, key.group() == KeyGroup::Autograd, "{key}");
+        }
     }
 
     #[test]

@@ -34,8 +34,13 @@ mod error;
 mod family;
 mod handle;
 mod key;
+#[cfg(test)]
+mod layering;
 mod local;
 pub mod modes;
+mod names;
+mod origin;
+mod registration;
 mod registry;
 mod resolve;
 mod runtime;
@@ -54,13 +59,14 @@ pub use arg::DispatchArg;
 pub use boxing::{BoxedTensor, FromValue, SharedTensor, Stack, TensorValue, ToValue, Value};
 pub use error::{DispatchError, ErrorKind, Location};
 pub use family::{DeviceName, families, family_name, family_of};
-pub use handle::{OpHandle, call_boxed, dump, find_op, op_named, ops};
+pub use handle::{call_boxed, dump, find_op, op_named, ops};
 pub use key::{DispatchKey, DispatchKeySet, KeyGroup, NUM_KEYS};
 pub use local::{KeyGuard, LocalKeys, exclude, include, local_keys, with_excluded};
 pub use modes::{profile, trace};
-pub use registry::{BoxedKernel, KernelMeta};
-pub use resolve::SlotOrigin;
-pub use runtime::{Registration, register_fallback, register_fallthrough, set_dispatch_trace};
+pub use origin::{Conflict, KernelMeta, SlotOrigin};
+pub use registration::Registration;
+pub use registry::{BoxedKernel, OpHandle};
+pub use runtime::{register_fallback, register_fallthrough, set_dispatch_trace};
 
 /// Declares an operator: `#[op(name = "mul")] pub fn mul(x: &Tensor, y: &Tensor) -> Tensor;`
 ///

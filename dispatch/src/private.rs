@@ -11,14 +11,15 @@ pub use crate::boxing::{BoxedResult, FromValue, Stack, TypeMismatch, Unbox};
 pub use crate::cpu::CpuFeatures;
 pub use crate::error::{DispatchError, ErrorKind, Location};
 pub use crate::family::SWITCHYARD_DEVICE_NAMES as DEVICE_NAMES;
-pub use crate::handle::OpHandle;
+pub use crate::handle::compute_table_uncached;
 pub use crate::key::{DispatchKey, DispatchKeySet};
+pub use crate::origin::KernelMeta;
+pub use crate::registration::Registration;
 pub use crate::registry::{
-    BoxedKernel, FallbackKind, FallbackRegistration, KernelMeta, KernelRegistration,
-    SWITCHYARD_FALLBACKS as FALLBACKS, SWITCHYARD_OPS as OPS,
+    BoxedKernel, ErasedOp, FallbackKind, FallbackRegistration, KernelRegistration, OpHandle,
+    OpInfo, SWITCHYARD_FALLBACKS as FALLBACKS, SWITCHYARD_OPS as OPS,
 };
-pub use crate::runtime::Registration;
-pub use crate::table::{Boxing, ErasedOp, OpInfo, OpTable};
+pub use crate::table::{Boxing, OpTable};
 pub use crate::trace_log::enter as trace_depth;
 
 /// Checks that `stack` holds at least the op's arguments (generated `__call_unboxed`).

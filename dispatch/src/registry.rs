@@ -1,42 +1,25 @@
-//! What the macros register: kernels (one linkme slice per op), fallbacks and ops (one global
-//! slice each). Nothing here runs before `main`; tables read these slices at first use.
-//! Registrations made at run time (`runtime.rs`) have the same types.
+//! What is registered: kernels (one linkme slice per op), fallbacks and ops (one global slice
+//! each), and what was registered at run time ([`Global`]). Nothing here runs before `main`;
+//! tables read these slices at first use.
+//!
+//! An op is registered as an [`ErasedOp`], its table seen without its types, which is what an
+//! [`OpHandle`] wraps and what a boxed kernel is handed. These types are declared together
+//! because they refer to one another (a fallback's kernel takes an `OpHandle`; an op recomputes
+//! its table from the fallbacks); the layers above implement them (`table/`, `handle.rs`).
+
+use std::panic::Location as CallerLocation;
 
 use linkme::distributed_slice;
 
 use crate::alias::KernelKey;
 use crate::boxing::Stack;
-use crate::cpu::CpuFeatures;
 use crate::error::{DispatchError, Location, location_here};
-use crate::handle::OpHandle;
 use crate::key::{DispatchKey, DispatchKeySet};
+use crate::origin::{Conflict, SlotOrigin};
+use crate::registration::Registration;
 
-/// Provenance of a kernel or fallback, shown in dumps and errors.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
-pub struct KernelMeta {
-    /// The kernel function's name.
-    pub name: &'static str,
-    /// Where it was registered.
-    pub location: Location,
-    /// The CPU features this variant needs (`cpu = "avx2,fma"`); empty for a plain kernel. A
-    /// variant is installed only on a CPU that has them all (see [`crate::cpu`]).
-    pub cpu: CpuFeatures,
-    /// Whether this kernel deliberately replaces the other registrations at its key
-    /// (`#[kernel(…, overrides)]`, `op::register_override`).
-    pub overrides: bool,
-}
-
-impl KernelMeta {
-    /// A plain kernel's provenance: no CPU features, not an override.
-    pub const fn new(name: &'static str, location: Location) -> Self {
-        KernelMeta {
-            name,
-            location,
-            cpu: CpuFeatures::empty(),
-            overrides: false,
-        }
-    }
-}
+/// `modes/` names the provenance type through this module.
+pub(crate) use crate::origin::KernelMeta;
 
 /// One `#[kernel]`: a typed function pointer for one op at one key. `F` is the op's `KernelFn`
 /// type, so a kernel of the wrong signature cannot be registered.
@@ -162,6 +145,101 @@ impl FallbackRegistration {
     }
 }
 
+/// What an op is: its name, schema and where it was declared.
+#[derive(Clone, Copy, Debug)]
+pub struct OpInfo {
+    /// The op's name (`#[op(name = …)]`).
+    pub name: &'static str,
+    /// The schema generated from the Rust signature, e.g. `mul(x: Tensor, y: Tensor) -> Tensor`.
+    pub schema: &'static str,
+    /// Where the op was declared.
+    pub location: Location,
+    /// How many arguments the op takes.
+    pub arity: usize,
+    /// Whether the op may take arguments on different devices (`#[op(mixes_devices)]`).
+    pub mixes_devices: bool,
+}
+
+/// An op seen without its types: what `dump()`, `find_op`, [`OpHandle`] and runtime
+/// registration see. `#[op]` declares each op's table (an `OpTable`, which implements it) and
+/// lists it in `SWITCHYARD_OPS`.
+pub trait ErasedOp: Sync {
+    /// Name, schema, location.
+    fn info(&self) -> &OpInfo;
+    /// Every kernel registered for the op (linked and at run time), sorted by key.
+    fn registrations(&self) -> Vec<(KernelKey, KernelMeta)>;
+    /// Whether the op has a body (a composite kernel).
+    fn has_composite(&self) -> bool;
+    /// What each key's slot resolved to (building the table if needed), or the build error.
+    fn slots(&'static self) -> Result<Vec<(DispatchKey, SlotOrigin)>, DispatchError>;
+    /// Calls the op with the arguments on `stack`, dispatching on their keys and the thread's.
+    fn call_boxed(&'static self, stack: &mut Stack) -> Result<(), DispatchError>;
+    /// Calls the op for exactly `keys` with the arguments on `stack`.
+    fn redispatch_boxed(
+        &'static self,
+        keys: DispatchKeySet,
+        stack: &mut Stack,
+    ) -> Result<(), DispatchError>;
+    /// Makes this op skip `key` until the guard drops.
+    fn register_fallthrough(
+        &'static self,
+        key: DispatchKey,
+        caller: &'static CallerLocation<'static>,
+    ) -> Result<Registration, DispatchError>;
+    /// Every conflict among the op's own registrations, or the error that makes the whole op
+    /// uncallable (two ops share its name).
+    fn conflicts(&'static self) -> Result<Vec<Conflict>, DispatchError>;
+    /// Computes the op's table from its linked registrations without installing it: what first
+    /// use costs (benchmarks of table builds).
+    #[doc(hidden)]
+    fn compute_table_uncached(&'static self);
+    /// Republishes the op's tables for the live registrations; `global` is held under the global
+    /// registration lock, which only the engine can take.
+    #[doc(hidden)]
+    fn refresh(&'static self, global: &Global);
+}
+
+/// A handle to one op, for tools and tests: name, schema, registrations and the computed table.
+/// Every op's module has `handle()`; [`find_op`](crate::find_op) finds one by name.
+#[derive(Clone, Copy)]
+pub struct OpHandle {
+    pub(crate) op: &'static dyn ErasedOp,
+}
+
+/// The runtime registrations that concern every op. Only reachable under the global registration
+/// lock (`runtime::lock`).
+#[derive(Debug)]
+pub struct Global {
+    next_id: u64,
+    /// Fallbacks registered at run time, with their registration ids.
+    pub(crate) fallbacks: Vec<(u64, FallbackRegistration)>,
+}
+
+impl Global {
+    /// No runtime registrations yet.
+    pub(crate) const fn new() -> Self {
+        Global {
+            next_id: 0,
+            fallbacks: Vec::new(),
+        }
+    }
+
+    /// A fresh registration id.
+    pub(crate) fn next_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Every live fallback: linked and registered at run time.
+    pub(crate) fn all_fallbacks(&self) -> Vec<FallbackRegistration> {
+        SWITCHYARD_FALLBACKS
+            .iter()
+            .copied()
+            .chain(self.fallbacks.iter().map(|(_, f)| *f))
+            .collect()
+    }
+}
+
 /// Every fallback linked into the binary.
 #[allow(unsafe_code)] // linkme's `link_section`; no unsafe code of ours
 #[distributed_slice]
@@ -179,4 +257,4 @@ static CPU_SIMD_FALLS_THROUGH: FallbackRegistration = FallbackRegistration::new(
 /// Every op linked into the binary, for `dump()` and `find_op`.
 #[allow(unsafe_code)] // linkme's `link_section`; no unsafe code of ours
 #[distributed_slice]
-pub static SWITCHYARD_OPS: [&'static dyn crate::table::ErasedOp];
+pub static SWITCHYARD_OPS: [&'static dyn ErasedOp];

@@ -1,81 +1,40 @@
-//! Registrations made at run time (tests, plugins loaded at run time, targets without linkme),
-//! and the guards whose drop undoes them.
+//! Registrations made at run time (tests, plugins loaded at run time, targets without linkme):
+//! the global registration lock, runtime fallbacks, and the dispatch trace switch. An op's own
+//! runtime registrations are its table's (`table/live.rs`).
 //!
 //! **Invariants:** every change to the live set happens under [`lock`], then recomputes the tables
 //! it affects while still holding it, so tables always reflect one consistent set. A table depends
 //! on the set only, never on the order of registration (see `resolve.rs`). Lock order: the global
 //! lock first, then one op's lock.
 
-use std::fmt;
 use std::panic::Location as CallerLocation;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard, Once, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::error::{DispatchError, Location};
 use crate::key::DispatchKey;
+use crate::origin::KernelMeta;
+use crate::registration::{Registration, Undo};
 use crate::registry::{
-    BoxedKernel, FallbackKind, FallbackRegistration, KernelMeta, SWITCHYARD_FALLBACKS,
-    SWITCHYARD_OPS as OPS,
+    BoxedKernel, FallbackKind, FallbackRegistration, Global, SWITCHYARD_OPS as OPS,
 };
 use crate::resolve::fallback_conflicts;
-use crate::table::ErasedOp;
+use crate::trace_log;
 
-/// The runtime registrations that concern every op. Only reachable under [`lock`].
-#[doc(hidden)]
-#[derive(Debug, Default)]
-pub struct Global {
-    next_id: u64,
-    /// Fallbacks registered at run time, with their registration ids.
-    pub(crate) fallbacks: Vec<(u64, FallbackRegistration)>,
-}
-
-impl Global {
-    /// A fresh registration id.
-    pub(crate) fn next_id(&mut self) -> u64 {
-        self.next_id += 1;
-        self.next_id
-    }
-
-    /// Every live fallback: linked and registered at run time.
-    pub(crate) fn all_fallbacks(&self) -> Vec<FallbackRegistration> {
-        SWITCHYARD_FALLBACKS
-            .iter()
-            .copied()
-            .chain(self.fallbacks.iter().map(|(_, f)| *f))
-            .collect()
-    }
-
-    /// Recomputes every op's table that is built; unbuilt ones read the live set when built.
-    fn refresh_all(&self) {
-        for op in OPS {
-            op.refresh(self);
-        }
-    }
-}
-
-static GLOBAL: Mutex<Global> = Mutex::new(Global {
-    next_id: 0,
-    fallbacks: Vec::new(),
-});
+static GLOBAL: Mutex<Global> = Mutex::new(Global::new());
 
 /// The global registration lock. A panic while holding it leaves the state consistent (every
 /// change is one push or one retain), so poisoning is ignored.
 pub(crate) fn lock() -> MutexGuard<'static, Global> {
     let guard = GLOBAL.lock().unwrap_or_else(PoisonError::into_inner);
-    TRACE_FROM_ENV.call_once(|| {
-        let on = std::env::var_os("SWITCHYARD_TRACE").is_some_and(|v| v != "0" && !v.is_empty());
-        TRACE.store(on, Ordering::Relaxed);
-    });
+    trace_log::read_env_once();
     guard
 }
 
-static TRACE: AtomicBool = AtomicBool::new(false);
-static TRACE_FROM_ENV: Once = Once::new();
-
-/// Whether every dispatch is printed (`SWITCHYARD_TRACE=1`, or [`set_dispatch_trace`]).
-#[inline(always)]
-pub(crate) fn trace_enabled() -> bool {
-    TRACE.load(Ordering::Relaxed)
+/// Republishes every op's tables that are built; unbuilt ones read the live set when built.
+fn refresh_all(global: &Global) {
+    for op in OPS {
+        op.refresh(global);
+    }
 }
 
 /// Turns the per-dispatch trace (the one `SWITCHYARD_TRACE=1` enables) on or off for the whole
@@ -83,8 +42,8 @@ pub(crate) fn trace_enabled() -> bool {
 /// it is off, the typed hot path does not test for it at all.
 pub fn set_dispatch_trace(on: bool) {
     let global = lock();
-    TRACE.store(on, Ordering::Relaxed);
-    global.refresh_all();
+    trace_log::set_trace(on);
+    refresh_all(&global);
 }
 
 /// Where a runtime registration was made: the caller of the registering function.
@@ -93,62 +52,6 @@ pub(crate) fn caller_location(caller: &'static CallerLocation<'static>) -> Locat
         module: "(registered at run time)",
         file: caller.file(),
         line: caller.line(),
-    }
-}
-
-/// A live runtime registration. Dropping it undoes exactly that registration and recomputes the
-/// affected tables; [`Registration::keep`] makes it permanent.
-#[must_use = "dropping a `Registration` undoes it at once; bind it (`let _kernel = …`) or `keep()` it"]
-pub struct Registration {
-    id: u64,
-    target: Target,
-}
-
-enum Target {
-    /// A kernel or per-op fallthrough of one op.
-    Op(&'static dyn ErasedOp),
-    /// A fallback, which concerns every op.
-    Fallback,
-    /// Nothing left to undo (after `keep`).
-    Kept,
-}
-
-impl Registration {
-    pub(crate) fn op(id: u64, op: &'static dyn ErasedOp) -> Self {
-        Registration {
-            id,
-            target: Target::Op(op),
-        }
-    }
-
-    /// Makes the registration permanent: it is never undone.
-    pub fn keep(mut self) {
-        self.target = Target::Kept;
-    }
-}
-
-impl Drop for Registration {
-    fn drop(&mut self) {
-        let mut global = lock();
-        match self.target {
-            Target::Op(op) => op.unregister(self.id, &global),
-            Target::Fallback => {
-                global.fallbacks.retain(|(id, _)| *id != self.id);
-                global.refresh_all();
-            }
-            Target::Kept => {}
-        }
-    }
-}
-
-impl fmt::Debug for Registration {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let target = match self.target {
-            Target::Op(op) => op.info().name,
-            Target::Fallback => "(fallback)",
-            Target::Kept => "(kept)",
-        };
-        write!(f, "Registration({target} #{})", self.id)
     }
 }
 
@@ -215,9 +118,21 @@ fn add_fallback(
     }
     let id = global.next_id();
     global.fallbacks.push((id, registration));
-    global.refresh_all();
-    Ok(Registration {
-        id,
-        target: Target::Fallback,
-    })
+    refresh_all(&global);
+    Ok(Registration::new(id, &RuntimeFallbacks))
+}
+
+/// What a runtime fallback's [`Registration`] undoes.
+struct RuntimeFallbacks;
+
+impl Undo for RuntimeFallbacks {
+    fn undo(&'static self, id: u64) {
+        let mut global = lock();
+        global.fallbacks.retain(|(i, _)| *i != id);
+        refresh_all(&global);
+    }
+
+    fn describe(&self) -> &'static str {
+        "(fallback)"
+    }
 }

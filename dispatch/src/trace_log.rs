@@ -5,12 +5,36 @@
 //! call takes the out-of-line path, and only that path tests the flag (one relaxed load).
 
 use std::cell::Cell;
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::diag::stderr_line;
 use crate::error::DispatchError;
 use crate::key::{DispatchKey, DispatchKeySet};
-use crate::resolve::SlotOrigin;
-use crate::runtime::trace_enabled;
+use crate::origin::SlotOrigin;
+
+static TRACE: AtomicBool = AtomicBool::new(false);
+static TRACE_FROM_ENV: Once = Once::new();
+
+/// Reads `SWITCHYARD_TRACE` once. The global registration lock calls it, so the flag is read
+/// before any table is published (every publication happens under that lock).
+pub(crate) fn read_env_once() {
+    TRACE_FROM_ENV.call_once(|| {
+        let on = std::env::var_os("SWITCHYARD_TRACE").is_some_and(|v| v != "0" && !v.is_empty());
+        TRACE.store(on, Ordering::Relaxed);
+    });
+}
+
+/// Whether every dispatch is printed (`SWITCHYARD_TRACE=1`, or `set_dispatch_trace`).
+#[inline(always)]
+pub(crate) fn trace_enabled() -> bool {
+    TRACE.load(Ordering::Relaxed)
+}
+
+/// Turns the trace on or off; the caller republishes every table (ops' fast masks depend on it).
+pub(crate) fn set_trace(on: bool) {
+    TRACE.store(on, Ordering::Relaxed);
+}
 
 thread_local! {
     static DEPTH: Cell<usize> = const { Cell::new(0) };

@@ -1,8 +1,7 @@
 //! Conversions between typed arguments and results and [`Value`]s.
 
-use std::fmt;
-
 use super::value::Value;
+pub use crate::error::TypeMismatch;
 
 /// Boxes a value: every argument and result type of a boxable op implements it.
 #[diagnostic::on_unimplemented(
@@ -82,15 +81,8 @@ impl<T: ToValue + FromValue> BoxedResult for T {
     }
 }
 
-/// A boxed value of the wrong type.
-#[derive(Clone, PartialEq, Eq, Debug)]
-pub struct TypeMismatch {
-    /// The type that was needed.
-    pub expected: &'static str,
-    /// What the value held instead.
-    pub found: String,
-}
-
+// `TypeMismatch` itself is declared in `error` (below this layer), which holds it in
+// `ErrorKind::BoxedType`; what builds one from a `Value` lives here.
 impl TypeMismatch {
     /// `expected` was needed; `value` was found.
     #[cold]
@@ -99,12 +91,6 @@ impl TypeMismatch {
             expected,
             found: format!("{} `{value}`", value.kind()),
         }
-    }
-}
-
-impl fmt::Display for TypeMismatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "expected {}, found {}", self.expected, self.found)
     }
 }
 

@@ -167,6 +167,22 @@ fn verdicts_say_why() {
 }
 
 #[test]
+fn every_feature_belongs_to_one_architecture() {
+    assert_eq!(X86_ALL | CpuFeatures::NEON, CpuFeatures::all());
+    assert!(!X86_ALL.contains(CpuFeatures::NEON));
+    assert!(X86_ALL.contains(X86_AVX512));
+    // Detection finds only the running architecture's features.
+    let native = if cfg!(any(target_arch = "x86", target_arch = "x86_64")) {
+        X86_ALL
+    } else if cfg!(target_arch = "aarch64") {
+        CpuFeatures::NEON
+    } else {
+        CpuFeatures::empty()
+    };
+    assert!(native.contains(detected()), "{}", detected());
+}
+
+#[test]
 fn names_and_display() {
     assert_eq!(avx2_fma().to_string(), "avx2,fma");
     assert_eq!(CpuFeatures::empty().to_string(), "-");
