@@ -46,9 +46,8 @@ pub const fn family_of(key: DispatchKey) -> DispatchKeySet {
 /// The device families `keys` meet, highest priority first.
 pub fn families(keys: DispatchKeySet) -> Vec<DispatchKeySet> {
     let mut found: Vec<DispatchKeySet> = Vec::new();
-    for key in DispatchKey::ALL.iter() {
-        let family = family_of(*key);
-        if keys.contains(key.set()) && !family.is_empty() && !found.contains(&family) {
+    for family in keys.keys().map(family_of) {
+        if !family.is_empty() && !found.contains(&family) {
             found.push(family);
         }
     }

@@ -52,9 +52,12 @@ pub(crate) fn recycle(buffer: Vec<f32>) {
     if buffer.capacity() < MIN_POOLED_FLOATS {
         return;
     }
+    let bytes = |b: &Vec<f32>| b.capacity() * size_of::<f32>();
     let mut pool = POOL.lock().unwrap_or_else(PoisonError::into_inner);
-    let idle: usize = pool.iter().map(|b| b.capacity() * 4).sum();
-    if idle + buffer.capacity() * 4 <= MAX_POOLED_BYTES {
+    let idle: usize = pool.iter().map(bytes).sum();
+    // This runs as a tensor drops: where the pool's own list cannot grow, the buffer is freed
+    // instead, never an allocation failure's abort.
+    if idle + bytes(&buffer) <= MAX_POOLED_BYTES && pool.try_reserve(1).is_ok() {
         pool.push(buffer);
     }
 }
