@@ -68,6 +68,8 @@ pub use modes::{profile, trace};
 pub use origin::{Conflict, KernelMeta, SlotOrigin};
 pub use registration::Registration;
 pub use registry::{BoxedKernel, OpHandle};
+#[cfg(feature = "tracing")]
+pub use runtime::set_tracing_events;
 pub use runtime::{register_fallback, register_fallthrough, set_dispatch_trace};
 
 /// Declares an operator: `#[op(name = "mul")] pub fn mul(x: &Tensor, y: &Tensor) -> Tensor;`

@@ -42,7 +42,32 @@ fn refresh_all(global: &Global) {
 /// it is off, the typed hot path does not test for it at all.
 pub fn set_dispatch_trace(on: bool) {
     let global = lock();
-    trace_log::set_trace(on);
+    trace_log::set_sink(trace_log::STDERR, on);
+    refresh_all(&global);
+}
+
+/// Turns the dispatch trace's `tracing` events on or off for the whole process (as
+/// `SWITCHYARD_TRACE=tracing` does at start-up). While they are on, every dispatch is a `DEBUG`
+/// event of target `switchyard` (fields `op`, `keys`, `chosen`, `kernel`, `provenance`, `depth`;
+/// a failed one `error`), and its kernel runs in a span `dispatch`, so the dispatches it makes
+/// nest under it; any subscriber sees them. Like [`set_dispatch_trace`], it sends every call
+/// through the dispatcher's out-of-line path while on; off, the typed hot path does not test for
+/// it at all.
+///
+/// ```
+/// use switchyard::ops::mul;
+/// use switchyard::{Tensor, set_tracing_events};
+/// use switchyard_backends as _;
+///
+/// set_tracing_events(true);
+/// let x = Tensor::vector(&[1.0, 2.0]);
+/// let _ = mul(&x, &x); // a `tracing` event, seen by the installed subscriber if any
+/// set_tracing_events(false);
+/// ```
+#[cfg(feature = "tracing")]
+pub fn set_tracing_events(on: bool) {
+    let global = lock();
+    trace_log::set_sink(trace_log::EVENTS, on);
     refresh_all(&global);
 }
 
