@@ -1,7 +1,10 @@
-//! Profiling: `profile(|| …)` counts and times every op call.
+//! Profiling: `profile(|| …)` counts and times every op call, and keeps each call as a slice
+//! for a timeline (`Profile::to_chrome_trace`).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::location_here;
@@ -27,12 +30,36 @@ impl ProfileRow {
     }
 }
 
+/// One op call of a [`Profile`]: a slice of its thread's timeline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileSlice {
+    /// The op's name.
+    pub op: &'static str,
+    /// The thread that called it: a small number, unique in the process (see
+    /// [`Profile::threads`] for its name).
+    pub thread: u64,
+    /// When the call started, from a fixed instant of the process (the first profile's start),
+    /// so slices of profiles taken on several threads share one time line.
+    pub start: Duration,
+    /// Wall time of the call, including the ops it called.
+    pub duration: Duration,
+    /// How many profiled calls enclose it (0: called by the profiled closure itself).
+    pub depth: usize,
+}
+
 /// Per-op call counts and times of a profiled closure. Every op call is counted, including ops
 /// called from inside other ops' kernels, and times are inclusive of them.
+///
+/// It displays as a text table; [`Profile::to_chrome_trace`] writes its calls as a timeline for
+/// Perfetto or `chrome://tracing`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Profile {
     /// One row per op, by descending total time.
     pub rows: Vec<ProfileRow>,
+    /// Every call, in the order they started.
+    pub slices: Vec<ProfileSlice>,
+    /// The threads the slices ran on: number and name (`thread 3` for an unnamed thread).
+    pub threads: Vec<(u64, String)>,
 }
 
 impl Profile {
@@ -77,18 +104,68 @@ impl fmt::Display for Profile {
     }
 }
 
+/// A profile being recorded: what it has so far, and how many of its calls are running.
+#[derive(Default)]
+struct Recording {
+    profile: Profile,
+    depth: usize,
+}
+
 thread_local! {
-    static PROFILES: RefCell<Vec<Profile>> = const { RefCell::new(Vec::new()) };
+    static PROFILES: RefCell<Vec<Recording>> = const { RefCell::new(Vec::new()) };
+    /// This thread's number in slices; 0 until it first profiles.
+    static THREAD: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The instant slices' start times count from.
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+/// This thread's number and name, numbering it at its first profile.
+fn this_thread() -> (u64, String) {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let id = THREAD
+        .try_with(|t| {
+            if t.get() == 0 {
+                t.set(NEXT.fetch_add(1, Ordering::Relaxed));
+            }
+            t.get()
+        })
+        .unwrap_or(0);
+    let name = std::thread::current()
+        .name()
+        .map_or_else(|| format!("thread {id}"), str::to_owned);
+    (id, name)
 }
 
 /// Times every op call while a `profile` runs on this thread.
 fn time_call(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> Result<(), DispatchError> {
-    let start = Instant::now();
+    let depth = PROFILES
+        .try_with(|p| {
+            p.borrow_mut().last_mut().map(|r| {
+                r.depth += 1;
+                r.depth - 1
+            })
+        })
+        .ok()
+        .flatten();
+    let begin = Instant::now();
     let result = op.redispatch_boxed(keys.below(DispatchKey::BuiltinProfile), stack);
-    let elapsed = start.elapsed();
+    let end = Instant::now();
     let _ = PROFILES.try_with(|p| {
-        if let Some(profile) = p.borrow_mut().last_mut() {
-            profile.record(op.name(), elapsed);
+        if let (Some(recording), Some(depth)) = (p.borrow_mut().last_mut(), depth) {
+            recording.depth = depth;
+            let profile = &mut recording.profile;
+            profile.record(op.name(), end - begin);
+            profile.slices.push(ProfileSlice {
+                op: op.name(),
+                thread: THREAD.try_with(Cell::get).unwrap_or(0),
+                start: begin.saturating_duration_since(epoch()),
+                duration: end - begin,
+                depth,
+            });
         }
     });
     result
@@ -131,8 +208,10 @@ impl Drop for ProfileScope {
 pub fn profile<R>(f: impl FnOnce() -> R) -> (R, Profile) {
     // In a thread-local destructor, after this thread's profiles were destroyed, there is
     // nowhere to count: `f` runs unprofiled and the profile is empty.
+    let thread = this_thread();
+    epoch();
     if PROFILES
-        .try_with(|p| p.borrow_mut().push(Profile::default()))
+        .try_with(|p| p.borrow_mut().push(Recording::default()))
         .is_err()
     {
         return (f(), Profile::default());
@@ -143,7 +222,11 @@ pub fn profile<R>(f: impl FnOnce() -> R) -> (R, Profile) {
         f()
     };
     let mut profile = PROFILES
-        .try_with(|p| p.borrow_mut().last_mut().map(std::mem::take))
+        .try_with(|p| {
+            p.borrow_mut()
+                .last_mut()
+                .map(|r| std::mem::take(&mut r.profile))
+        })
         .ok()
         .flatten()
         .unwrap_or_default();
@@ -151,5 +234,13 @@ pub fn profile<R>(f: impl FnOnce() -> R) -> (R, Profile) {
     profile
         .rows
         .sort_by(|a, b| b.total.cmp(&a.total).then(a.op.cmp(b.op)));
+    // Calls are recorded as they end; a timeline reads them as they start (a caller before the
+    // calls it makes).
+    profile
+        .slices
+        .sort_by(|a, b| a.start.cmp(&b.start).then(a.depth.cmp(&b.depth)));
+    if !profile.slices.is_empty() {
+        profile.threads.push(thread);
+    }
     (value, profile)
 }

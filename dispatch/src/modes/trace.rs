@@ -22,6 +22,19 @@ pub struct TracedCall {
     pub outputs: Vec<String>,
     /// The result's value number (`%n`) if it is a tensor.
     pub id: Option<usize>,
+    /// Where each argument came from, for [`Graph::to_dot`].
+    pub(super) sources: Vec<Source>,
+}
+
+/// Where an argument of a traced call came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Source {
+    /// The tensor `%n`, which an earlier traced call produced.
+    Produced(usize),
+    /// A tensor from outside the trace: the closure's `n`-th distinct input tensor.
+    Input(usize),
+    /// Not a tensor.
+    Value,
 }
 
 /// The ops a traced closure called, in call order. Displays as one line per call:
@@ -65,6 +78,9 @@ struct Recorder {
     graph: Graph,
     /// Kept alive while the trace records, so that no other tensor can reuse their addresses.
     produced: Vec<BoxedTensor>,
+    /// The tensors from outside the trace that calls took, in order of first use; kept alive
+    /// for the same reason.
+    inputs: Vec<BoxedTensor>,
 }
 
 impl Recorder {
@@ -75,6 +91,23 @@ impl Recorder {
                 None => t.to_string(),
             },
             other => other.to_string(),
+        }
+    }
+
+    /// Where `value` came from, numbering a tensor from outside the trace at its first use.
+    fn source(&mut self, value: &Value) -> Source {
+        let Value::Tensor(t) = value else {
+            return Source::Value;
+        };
+        if let Some(id) = self.produced.iter().position(|p| p.same(t)) {
+            return Source::Produced(id);
+        }
+        match self.inputs.iter().position(|p| p.same(t)) {
+            Some(n) => Source::Input(n),
+            None => {
+                self.inputs.push(t.clone());
+                Source::Input(self.inputs.len() - 1)
+            }
         }
     }
 }
@@ -92,14 +125,14 @@ fn record_call(
     keys: DispatchKeySet,
     stack: &mut Stack,
 ) -> Result<(), DispatchError> {
-    let inputs: Vec<String> = RECORDERS
-        .try_with(|r| match r.borrow().last() {
+    let (inputs, sources): (Vec<String>, Vec<Source>) = RECORDERS
+        .try_with(|r| match r.borrow_mut().last_mut() {
             Some(recorder) => stack
                 .top(op.arity())
                 .iter()
-                .map(|v| recorder.describe(v))
-                .collect(),
-            None => Vec::new(),
+                .map(|v| (recorder.describe(v), recorder.source(v)))
+                .unzip(),
+            None => (Vec::new(), Vec::new()),
         })
         .unwrap_or_default();
     with_excluded(DispatchKey::BuiltinTrace, || {
@@ -121,6 +154,7 @@ fn record_call(
                 inputs,
                 outputs,
                 id,
+                sources,
             });
         }
     });
