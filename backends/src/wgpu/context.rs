@@ -119,21 +119,63 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The adapter `WGPU_ADAPTER_NAME` names (the first whose name contains it, ignoring case, as
+/// `wgpu::util::initialize_adapter_from_env` matches; that helper panics when none does, so its
+/// rule is applied here, with an error instead), else the one wgpu prefers for
+/// `WGPU_POWER_PREF` (high performance by default). With several equally good adapters (a
+/// machine with Mesa's software Vulkan and GL drivers) wgpu takes its first backend, Vulkan.
+async fn choose_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter, String> {
+    if let Some(wanted) = std::env::var("WGPU_ADAPTER_NAME")
+        .ok()
+        .filter(|name| !name.is_empty())
+    {
+        let adapters = instance.enumerate_adapters(wgpu::Backends::all()).await;
+        let names: Vec<String> = adapters
+            .iter()
+            .map(|a| {
+                let info = a.get_info();
+                format!("`{}` ({})", info.name, info.backend)
+            })
+            .collect();
+        return adapters
+            .into_iter()
+            .find(|a| {
+                a.get_info()
+                    .name
+                    .to_lowercase()
+                    .contains(&wanted.to_lowercase())
+            })
+            .ok_or_else(|| {
+                format!(
+                    "WGPU_ADAPTER_NAME={wanted} matches no adapter; found: {}",
+                    if names.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        names.join(", ")
+                    }
+                )
+            });
+    }
+    instance
+        .request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::from_env()
+                .unwrap_or(wgpu::PowerPreference::HighPerformance),
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| e.to_string())
+}
+
 impl Context {
     fn new() -> Result<Context, String> {
-        // The instance: every native backend compiled in, or those `WGPU_BACKEND` names.
+        // The instance: every native backend compiled in (Vulkan, GL through EGL, Metal, DX12),
+        // or those `WGPU_BACKEND` names (`vulkan`, `gl`, …); `WGPU_GLES_MINOR_VERSION` and the
+        // other `WGPU_*` instance variables as wgpu reads them.
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-        // The adapter: a physical (or software) device; `WGPU_POWER_PREF` may pick another.
-        let adapter =
-            pollster::block_on(
-                instance.request_adapter(&wgpu::RequestAdapterOptions {
-                    power_preference: wgpu::PowerPreference::from_env()
-                        .unwrap_or(wgpu::PowerPreference::HighPerformance),
-                    ..Default::default()
-                }),
-            )
-            .map_err(|e| e.to_string())?;
+        // The adapter: a physical (or software) device; `WGPU_ADAPTER_NAME` picks one by name,
+        // `WGPU_POWER_PREF` by power.
+        let adapter = pollster::block_on(choose_adapter(&instance))?;
         let info = adapter.get_info();
         if !adapter
             .get_downlevel_capabilities()
