@@ -2,7 +2,8 @@
 //!
 //! Runs an algorithm written once against ops, changes which kernels run with a guard, uses an op
 //! and a device from a downstream crate, runs the algorithm on the GPU when there is one, traces
-//! and profiles it, calls an op boxed by name, adds a kernel at run time, prints what is
+//! and profiles it (writing the graph as Graphviz DOT and the profile as Chrome trace JSON for
+//! Perfetto), calls an op boxed by name, adds a kernel at run time, prints what is
 //! registered, and shows the errors users see.
 
 use switchyard::ops::{
@@ -78,8 +79,9 @@ fn main() {
     match switchyard_backends::wgpu::adapter_info() {
         Ok(info) => {
             println!(
-                "adapter: {} ({:?}, {:?})",
-                info.name, info.backend, info.device_type
+                "ran on the {} backend, adapter {} ({:?}); WGPU_BACKEND=vulkan|gl|metal|dx12 \
+                 and WGPU_ADAPTER_NAME choose another",
+                info.backend, info.name, info.device_type
             );
             let (gpu_x, gpu_y) = (x.to(Device::Wgpu), y.to(Device::Wgpu));
             // Recorded on the GPU and not waited for; printing reads the value back, and waits.
@@ -96,6 +98,16 @@ fn main() {
     section("trace(|| loss(x, y)): the graph of the top-level ops called");
     let (_, graph) = trace(|| loss(&x, &y));
     print!("{graph}");
+    let out = std::env::temp_dir().join("switchyard-tour");
+    let written = std::fs::create_dir_all(&out)
+        .and_then(|()| std::fs::write(out.join("loss.dot"), graph.to_dot()));
+    match written {
+        Ok(()) => println!(
+            "wrote {}: render it with `dot -Tsvg {0} -o loss.svg`",
+            out.join("loss.dot").display()
+        ),
+        Err(error) => println!("could not write the graph under {}: {error}", out.display()),
+    }
 
     section("profile(|| …): per-op call counts and times");
     let (_, profile) = profile(|| {
@@ -105,6 +117,15 @@ fn main() {
         matmul(&x, &w)
     });
     print!("{profile}");
+    let written = std::fs::File::create(out.join("profile.json"))
+        .and_then(|file| profile.write_chrome_trace(std::io::BufWriter::new(file)));
+    match written {
+        Ok(()) => println!(
+            "wrote {}: open it in https://ui.perfetto.dev (\"Open trace file\") or chrome://tracing",
+            out.join("profile.json").display()
+        ),
+        Err(error) => println!("could not write the profile under {}: {error}", out.display()),
+    }
 
     section("a boxed call by name: what tools and fallbacks use");
     let mut stack: Stack = [Value::from(&x), Value::from(&y)].into_iter().collect();
