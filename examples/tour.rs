@@ -124,7 +124,10 @@ fn main() {
             "wrote {}: open it in https://ui.perfetto.dev (\"Open trace file\") or chrome://tracing",
             out.join("profile.json").display()
         ),
-        Err(error) => println!("could not write the profile under {}: {error}", out.display()),
+        Err(error) => println!(
+            "could not write the profile under {}: {error}",
+            out.display()
+        ),
     }
 
     section("a boxed call by name: what tools and fallbacks use");

@@ -17,6 +17,8 @@
 //! ```
 
 // `deny`, not `forbid`: registering kernels emits linkme statics that carry `allow(unsafe_code)`.
+// docs.rs builds with `--cfg docsrs` (see `[package.metadata.docs.rs]`): items marked with their feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -233,6 +233,13 @@ fn listed_lib(layers: &[String]) -> Option<&str> {
 
 #[test]
 fn no_module_imports_a_module_above_it() {
+    // The packaged crate (`cargo package`, crates.io) has no ARCHITECTURE.md beside it: the
+    // check belongs to the repository, where the workspace manifest is the parent's.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    if !root.join("ARCHITECTURE.md").exists() && !root.join("Cargo.toml").exists() {
+        eprintln!("layering: not in the switchyard repository; nothing to check");
+        return;
+    }
     let layers = layers();
     let rank = |layer: &str| layers.iter().position(|l| l == layer);
     let mut files = Vec::new();

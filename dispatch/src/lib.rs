@@ -22,6 +22,8 @@
 
 // `deny`, not `forbid`: linkme's statics use `link_section`, which the lint counts as unsafe;
 // those statics (and only they) carry `#[allow(unsafe_code)]`.
+// docs.rs builds with `--cfg docsrs` (see `[package.metadata.docs.rs]`): items marked with their feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -66,6 +66,8 @@
 //! - `switchyard-tensor`: [`Tensor`], [`Device`], [`DType`], the CPU buffer pool and the standard
 //!   [`ops`](mod@ops), built on the engine through the same doors a user's tensor uses.
 
+// docs.rs builds with `--cfg docsrs` (see `[package.metadata.docs.rs]`): items marked with their feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
