@@ -125,6 +125,27 @@ fn try_form_and_redispatch_take_the_mut_argument() {
     assert_eq!(x.values(), [4.0]);
 }
 
+/// A composite body that writes its argument through another op.
+#[op(name = "mut_args::double_")]
+pub fn double_(x: &mut Buf) -> Buf {
+    let copy = x.clone();
+    try_add_(x, &copy)
+}
+
+#[test]
+fn a_composite_body_writes_through_another_op() {
+    let mut x = Buf::new(&[1.5]);
+    assert_eq!(double_(&mut x).values(), [3.0]);
+    assert_eq!(x.values(), [3.0]);
+    // Boxed, through the composite.
+    let mut stack: Stack = [x.to_value()].into_iter().collect();
+    double_::handle().call_boxed(&mut stack).unwrap();
+    assert_eq!(
+        Buf::from_value(stack.values()[0].clone()).unwrap().values(),
+        [6.0]
+    );
+}
+
 // ---- a fallback at a mode key that writes the argument's slot ----
 
 #[derive(Clone, Copy, PartialEq, Debug)]
