@@ -34,6 +34,15 @@ impl<T: DispatchArg + ?Sized> DispatchArg for &T {
     }
 }
 
+/// A written argument (`x: &mut Tensor`) contributes its value's keys, as `&T` does.
+#[diagnostic::do_not_recommend]
+impl<T: DispatchArg + ?Sized> DispatchArg for &mut T {
+    #[inline(always)]
+    fn dispatch_keys(&self) -> DispatchKeySet {
+        (**self).dispatch_keys()
+    }
+}
+
 #[diagnostic::do_not_recommend]
 impl<T: DispatchArg> DispatchArg for Option<T> {
     #[inline(always)]
@@ -105,6 +114,11 @@ mod tests {
         assert_eq!(
             <&OnDevice as DispatchArg>::dispatch_keys(&&cpu),
             DispatchKeySet::CPU
+        );
+        let mut gpu_mut = OnDevice(DispatchKeySet::WGPU);
+        assert_eq!(
+            <&mut OnDevice as DispatchArg>::dispatch_keys(&&mut gpu_mut),
+            DispatchKeySet::WGPU
         );
         assert_eq!(Some(&cpu).dispatch_keys(), DispatchKeySet::CPU);
         assert_eq!(None::<&OnDevice>.dispatch_keys(), DispatchKeySet::EMPTY);

@@ -111,6 +111,20 @@ pub use runtime::{register_fallback, register_fallthrough, set_dispatch_trace};
 /// results (`-> (Tensor, Tensor)`, schema `(Tensor, Tensor)`), be called boxed and run through
 /// boxed fallbacks.
 ///
+/// **Written arguments.** A parameter of type `&mut T` may be written by the op (an in-place op,
+/// `add_(x: &mut Tensor, y: &Tensor)`; schema `add_(x: mut Tensor, y: Tensor) -> …`). It
+/// contributes `T`'s keys like `&T`; its kernels take `&mut T` too (a kernel with `&T` there does
+/// not compile), and so do `try_`, `redispatch` and the composite body. A typed call that reaches
+/// a kernel hands it the caller's own `&mut`. A boxed call passes `T`'s boxed value among the
+/// arguments and hands the *written value* (the argument as the call left it) back under the
+/// result: a boxed fallback sees the argument like any other and may write it by replacing its
+/// slot (before it redispatches) or the written value (after); a typed caller whose call went
+/// through a fallback then finds the written value in its `&mut`, assigned only once the whole
+/// call succeeded, so an error leaves it unchanged. [`Stack`] states the layout. For a tensor
+/// whose handles share storage, a write of its data through any handle is seen by all of them;
+/// the write-back matters to a kernel or fallback that replaces the handle (`*x = new`). With
+/// `unboxed`, `T` needs no boxed form.
+///
 /// Rules, each a compile error on the offending token: every parameter is a plain name whose type
 /// implements [`DispatchArg`]; no generics, `async`, `const`, `unsafe`, `extern`, variadics or
 /// `self`; no `Result` return (the `try_` form is the fallible one). Declare ops at module level
@@ -186,6 +200,38 @@ pub use runtime::{register_fallback, register_fallthrough, set_dispatch_trace};
 ///         split_signs::handle().schema(),
 ///         "example::split_signs(x: Tensor) -> (Tensor, Tensor)"
 ///     );
+/// }
+/// ```
+///
+/// An op that writes its argument, called typed and boxed:
+///
+/// ```
+/// use switchyard::{FromValue, Stack, Tensor, Value, kernel, op};
+///
+/// /// Replaces `x` by its elements clamped at zero; returns how many were negative.
+/// #[op(name = "example::relu_")]
+/// pub fn relu_(x: &mut Tensor) -> usize;
+///
+/// #[kernel(op = relu_, key = CpuNaive)]
+/// fn relu_cpu(x: &mut Tensor) -> usize {
+///     let values = x.cpu_data().expect("a CPU kernel gets CPU tensors").to_vec();
+///     *x = Tensor::from_fn(x.shape(), |i| values[i].max(0.0));
+///     values.iter().filter(|v| **v < 0.0).count()
+/// }
+///
+/// fn main() {
+///     let mut x = Tensor::vector(&[-1.0, 2.0]);
+///     assert_eq!(relu_(&mut x), 1);
+///     assert_eq!(x.to_vec(), [0.0, 2.0]);
+///     assert_eq!(relu_::handle().schema(), "example::relu_(x: mut Tensor) -> int");
+///
+///     // Boxed: `[x]` becomes `[x as written, result]`.
+///     let mut stack = Stack::new();
+///     stack.push(Tensor::vector(&[-3.0]));
+///     relu_::handle().call_boxed(&mut stack).unwrap();
+///     assert!(matches!(stack.pop(), Some(Value::Int(1))));
+///     let written = Tensor::from_value(stack.pop().unwrap()).unwrap();
+///     assert_eq!(written.to_vec(), [0.0]);
 /// }
 /// ```
 pub use switchyard_macros::op;

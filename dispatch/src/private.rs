@@ -40,6 +40,18 @@ pub fn pop_result(stack: &mut Stack, info: &OpInfo) -> Result<crate::Value, Disp
     stack.pop_result(info.name)
 }
 
+/// Checks that a boxed fallback left the written value of each `&mut` parameter (`written`, in
+/// order) and the result, nothing more or less (generated `__via_boxed` of an op with `&mut`
+/// parameters).
+#[inline]
+pub fn check_written(
+    stack: &Stack,
+    info: &OpInfo,
+    written: &[&'static str],
+) -> Result<(), DispatchError> {
+    stack.check_written(info.name, written)
+}
+
 /// The error for a boxed argument (or result) of the wrong type.
 #[cold]
 pub fn boxed_type(info: &OpInfo, argument: &'static str, mismatch: TypeMismatch) -> DispatchError {

@@ -5,6 +5,8 @@
 use quote::ToTokens;
 use syn::{GenericArgument, PathArguments, ReturnType, Type};
 
+use crate::op::is_mut_reference;
+
 /// The schema name of a parameter or return type.
 pub fn type_name(ty: &Type) -> String {
     match ty {
@@ -43,11 +45,14 @@ pub fn type_name(ty: &Type) -> String {
     }
 }
 
-/// `name(a: T, b: U) -> R`
+/// `name(a: T, b: U) -> R`; a parameter the op may write (`&mut T`) is `a: mut T`.
 pub fn schema(name: &str, params: &[(String, &Type)], output: &ReturnType) -> String {
     let params: Vec<String> = params
         .iter()
-        .map(|(n, t)| format!("{n}: {}", type_name(t)))
+        .map(|(n, t)| {
+            let written = if is_mut_reference(t) { "mut " } else { "" };
+            format!("{n}: {written}{}", type_name(t))
+        })
         .collect();
     let output = match output {
         ReturnType::Default => "()".to_owned(),
@@ -74,5 +79,19 @@ mod tests {
         assert_eq!(name("&str"), "str");
         assert_eq!(name("switchyard::Device"), "Device");
         assert_eq!(name("(Tensor, Tensor)"), "(Tensor, Tensor)");
+    }
+
+    #[test]
+    fn written_parameters_say_mut() {
+        let (x, y): (Type, Type) = (
+            syn::parse_str("&mut Tensor").unwrap(),
+            syn::parse_str("&Tensor").unwrap(),
+        );
+        let params = [("x".to_owned(), &x), ("y".to_owned(), &y)];
+        let output = syn::parse_str::<ReturnType>("-> Tensor").unwrap();
+        assert_eq!(
+            schema("add_", &params, &output),
+            "add_(x: mut Tensor, y: Tensor) -> Tensor"
+        );
     }
 }

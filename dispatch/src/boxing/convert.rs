@@ -31,7 +31,12 @@ pub trait FromValue: Sized {
 
 /// An op argument's boxed form, both ways. Boxing is [`ToValue`]; unboxing may borrow: the value
 /// is first converted into an owned `Holder` (kept alive by the caller), then the argument is
-/// taken from it (`&Tensor` from a `Tensor`, `&[usize]` from a `Vec<usize>`).
+/// taken from it (`&Tensor` from a `Tensor`, `&[usize]` from a `Vec<usize>`, `&mut T` from a
+/// `T`, which the kernel may then write).
+///
+/// A *written* argument (`&mut T`) goes both ways in a boxed call: after the kernel returns, its
+/// holder is boxed again ([`Unbox::written`]) and handed back on the stack, under the result
+/// (see [`Stack`](crate::Stack)).
 ///
 /// Generated code names only this trait for arguments, so an unboxable argument type is one
 /// error, on the type.
@@ -43,15 +48,20 @@ pub trait FromValue: Sized {
 )]
 pub trait Unbox<'a>: Sized {
     /// The owned value the argument is taken from.
-    type Holder: FromValue;
-    /// The argument.
-    fn unbox(holder: &'a Self::Holder) -> Self;
+    type Holder: FromValue + ToValue;
+    /// The argument, taken from its holder (mutably, so that a `&mut T` argument can be).
+    fn unbox(holder: &'a mut Self::Holder) -> Self;
     /// Unboxes the holder from a value.
     fn holder(value: Value) -> Result<Self::Holder, TypeMismatch> {
         Self::Holder::from_value(value)
     }
     /// The argument's boxed form.
     fn boxed(&self) -> Value;
+    /// The holder boxed again once the kernel has run: what a written (`&mut T`) argument hands
+    /// back to its caller. Generated code calls it for `&mut` parameters only.
+    fn written(holder: &Self::Holder) -> Value {
+        holder.to_value()
+    }
 }
 
 /// A result's boxed form, both ways; generated code names only this trait for results, so an
@@ -106,7 +116,27 @@ impl<T: ToValue + ?Sized> ToValue for &T {
 #[diagnostic::do_not_recommend]
 impl<'a, T: FromValue + ToValue> Unbox<'a> for &'a T {
     type Holder = T;
-    fn unbox(holder: &'a T) -> Self {
+    fn unbox(holder: &'a mut T) -> Self {
+        holder
+    }
+    fn boxed(&self) -> Value {
+        self.to_value()
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: ToValue + ?Sized> ToValue for &mut T {
+    fn to_value(&self) -> Value {
+        (**self).to_value()
+    }
+}
+
+/// A written argument: boxed as its value; unboxed into an owned `T` that the kernel writes
+/// through the `&mut`, and that goes back to the caller after the call ([`Unbox::written`]).
+#[diagnostic::do_not_recommend]
+impl<'a, T: FromValue + ToValue> Unbox<'a> for &'a mut T {
+    type Holder = T;
+    fn unbox(holder: &'a mut T) -> Self {
         holder
     }
     fn boxed(&self) -> Value {
@@ -124,7 +154,7 @@ impl<T: ToValue> ToValue for [T] {
 #[diagnostic::do_not_recommend]
 impl<'a, T: FromValue + ToValue> Unbox<'a> for &'a [T] {
     type Holder = Vec<T>;
-    fn unbox(holder: &'a Vec<T>) -> Self {
+    fn unbox(holder: &'a mut Vec<T>) -> Self {
         holder
     }
     fn boxed(&self) -> Value {
@@ -159,7 +189,7 @@ impl<T: FromValue> FromValue for Vec<T> {
 #[diagnostic::do_not_recommend]
 impl<'a, T: FromValue + ToValue + Clone> Unbox<'a> for Vec<T> {
     type Holder = Vec<T>;
-    fn unbox(holder: &'a Vec<T>) -> Self {
+    fn unbox(holder: &'a mut Vec<T>) -> Self {
         holder.clone()
     }
     fn boxed(&self) -> Value {
@@ -187,7 +217,7 @@ impl<T: FromValue> FromValue for Option<T> {
 #[diagnostic::do_not_recommend]
 impl<'a, T: FromValue + ToValue> Unbox<'a> for Option<&'a T> {
     type Holder = Option<T>;
-    fn unbox(holder: &'a Option<T>) -> Self {
+    fn unbox(holder: &'a mut Option<T>) -> Self {
         holder.as_ref()
     }
     fn boxed(&self) -> Value {
@@ -205,7 +235,7 @@ impl ToValue for str {
 #[diagnostic::do_not_recommend]
 impl<'a> Unbox<'a> for &'a str {
     type Holder = String;
-    fn unbox(holder: &'a String) -> Self {
+    fn unbox(holder: &'a mut String) -> Self {
         holder
     }
     fn boxed(&self) -> Value {
@@ -245,7 +275,7 @@ macro_rules! owned_unbox {
         #[diagnostic::do_not_recommend]
         impl<'a> Unbox<'a> for $ty {
             type Holder = $ty;
-            fn unbox(holder: &'a $ty) -> Self {
+            fn unbox(holder: &'a mut $ty) -> Self {
                 holder.clone()
             }
             fn boxed(&self) -> Value {
@@ -255,7 +285,7 @@ macro_rules! owned_unbox {
         #[diagnostic::do_not_recommend]
         impl<'a> Unbox<'a> for Option<$ty> {
             type Holder = Option<$ty>;
-            fn unbox(holder: &'a Option<$ty>) -> Self {
+            fn unbox(holder: &'a mut Option<$ty>) -> Self {
                 holder.clone()
             }
             fn boxed(&self) -> Value {
@@ -348,7 +378,7 @@ macro_rules! tuple {
         #[diagnostic::do_not_recommend]
         impl<'a, $($t: FromValue + ToValue + Clone),+> Unbox<'a> for ($($t,)+) {
             type Holder = Self;
-            fn unbox(holder: &'a Self) -> Self {
+            fn unbox(holder: &'a mut Self) -> Self {
                 holder.clone()
             }
             fn boxed(&self) -> Value {
@@ -375,8 +405,8 @@ mod tests {
             Ok(vec![1, 2])
         );
         assert_eq!(Option::<bool>::from_value(Value::None), Ok(None));
-        let holder = Vec::<usize>::from_value(vec![4usize].to_value()).unwrap();
-        assert_eq!(<&[usize] as Unbox<'_>>::unbox(&holder), &[4]);
+        let mut holder = Vec::<usize>::from_value(vec![4usize].to_value()).unwrap();
+        assert_eq!(<&[usize] as Unbox<'_>>::unbox(&mut holder), &[4]);
     }
 
     #[test]

@@ -179,7 +179,7 @@ macro_rules! __owned_boxing {
         #[diagnostic::do_not_recommend]
         impl<'a> $crate::boxing::Unbox<'a> for $ty {
             type Holder = $ty;
-            fn unbox(holder: &'a $ty) -> Self {
+            fn unbox(holder: &'a mut $ty) -> Self {
                 ::core::clone::Clone::clone(holder)
             }
             fn boxed(&self) -> $crate::Value {

@@ -8,6 +8,26 @@ use crate::error::{DispatchError, ErrorKind};
 /// The arguments of a boxed call, in order; after the call, its result.
 ///
 /// A boxed kernel pops its op's arguments off the top and pushes the result, as PyTorch's do.
+///
+/// **Written arguments.** A parameter of type `&mut T` is an in/out argument. It goes in as
+/// `T`'s boxed value, in its place among the arguments, like any other. A boxed kernel of such
+/// an op pops the arguments and pushes the *written value* of each `&mut` argument (its value
+/// after the call, in parameter order), then the result on top: the call replaces its `n`
+/// arguments with `w + 1` values, `w` the number of `&mut` parameters. For
+/// `add_(x: &mut T, y: &T) -> T`, `[x, y]` becomes `[x', result]`. So:
+///
+/// - a fallback writes the argument by replacing its slot before it redispatches (the kernel
+///   below sees the new value, and hands back what it makes of it), by replacing the written
+///   value after the redispatch (at the index where the arguments began), or, if it computes
+///   the op itself, by pushing the written values before the result;
+/// - a typed caller that reached the fallback (`add_(&mut x, &y)`) gets the written value in
+///   `x` once the whole call succeeded: the written values and the result are all unboxed first,
+///   and only then is `x` assigned. On an error (the call's, or a written value or result of the
+///   wrong type or missing) `x` is unchanged; a stack of the wrong length is an error naming the
+///   values it should hold. What a boxed caller's stack holds after an error is unspecified.
+/// - A tensor whose handle shares its storage (a clone of the handle sees the same data) shows
+///   an in-place write of its data through any clone, written back or not; the written value is
+///   for a kernel or fallback that replaces the handle itself (`*x = new`).
 #[derive(Clone, Debug, Default)]
 pub struct Stack {
     values: Vec<Value>,
@@ -118,6 +138,36 @@ impl Stack {
             Some(value) => value,
             None => Value::None,
         }
+    }
+
+    /// Checks that a boxed call of an op with `&mut` parameters left exactly their written
+    /// values (`written` names the parameters, in order) and the result.
+    pub(crate) fn check_written(
+        &self,
+        op: &'static str,
+        written: &[&'static str],
+    ) -> Result<(), DispatchError> {
+        if self.values.len() != written.len() + 1 {
+            return Err(self.written_error(op, written));
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn written_error(&self, op: &'static str, written: &[&'static str]) -> DispatchError {
+        let names: Vec<String> = written.iter().map(|name| format!("`{name}`")).collect();
+        let values = |n: usize| if n == 1 { "value" } else { "values" };
+        DispatchError::kernel(
+            op,
+            format!(
+                "a boxed kernel left {} {} on the stack; expected {}: the written {} of {}, then the result",
+                self.values.len(),
+                values(self.values.len()),
+                written.len() + 1,
+                values(written.len()),
+                names.join(", "),
+            ),
+        )
     }
 
     /// Pops the result a kernel pushed.

@@ -18,7 +18,9 @@ pub struct TracedCall {
     /// Each argument: `%n` for a tensor an earlier traced call produced, else
     /// `Tensor[2, 3]@cpu`, or the value itself for scalars.
     pub inputs: Vec<String>,
-    /// The result, described like the inputs.
+    /// The result, described like the inputs; then, for an op with `&mut` parameters, each
+    /// written argument as the call left it (`%n`: a tensor the trace has seen, the result
+    /// included, or a new one, which takes the next number here).
     pub outputs: Vec<String>,
     /// The result's value number (`%n`) if it is a tensor.
     pub id: Option<usize>,
@@ -135,13 +137,20 @@ fn record_call(
             None => (Vec::new(), Vec::new()),
         })
         .unwrap_or_default();
+    let base = stack.len().saturating_sub(op.arity());
     with_excluded(DispatchKey::BuiltinTrace, || {
         op.redispatch_boxed(keys.below(DispatchKey::BuiltinTrace), stack)
     })?;
     let _ = RECORDERS.try_with(|r| {
         if let Some(recorder) = r.borrow_mut().last_mut() {
-            let result = stack.top(1).first();
-            let outputs = result.map(|v| recorder.describe(v)).into_iter().collect();
+            // The call left the written value of each `&mut` argument, then the result on top.
+            let (result, written) = match stack.values().get(base..).and_then(<[Value]>::split_last)
+            {
+                Some((result, written)) => (Some(result), written),
+                None => (None, &[][..]),
+            };
+            let mut outputs: Vec<String> =
+                result.map(|v| recorder.describe(v)).into_iter().collect();
             let id = match result {
                 Some(Value::Tensor(t)) => {
                     recorder.produced.push(t.clone());
@@ -149,6 +158,16 @@ fn record_call(
                 }
                 _ => None,
             };
+            // A written argument that is a tensor the trace has not seen (a replaced handle)
+            // gets the next number, so that later calls reading it link to this one.
+            for value in written {
+                if let Value::Tensor(t) = value
+                    && !recorder.produced.iter().any(|p| p.same(t))
+                {
+                    recorder.produced.push(t.clone());
+                }
+                outputs.push(recorder.describe(value));
+            }
             recorder.graph.calls.push(TracedCall {
                 op: op.name(),
                 inputs,

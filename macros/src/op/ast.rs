@@ -142,3 +142,21 @@ pub struct Param<'a> {
     pub name: &'a Ident,
     pub ty: &'a Type,
 }
+
+impl Param<'_> {
+    /// Whether the op may write this argument: its type is spelled `&mut T`. A boxed call hands
+    /// its value back to the caller (`boxing.rs`).
+    pub fn is_written(&self) -> bool {
+        is_mut_reference(self.ty)
+    }
+}
+
+/// Whether `ty` is spelled `&mut T` (through parentheses or an invisible group).
+pub fn is_mut_reference(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(r) => r.mutability.is_some(),
+        Type::Paren(p) => is_mut_reference(&p.elem),
+        Type::Group(g) => is_mut_reference(&g.elem),
+        _ => false,
+    }
+}

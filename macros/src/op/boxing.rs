@@ -48,8 +48,9 @@ pub fn adapters(
             let param = LitStr::new(&p.name.to_string(), ty.span());
             let mismatch = on(ty, "mismatch".to_owned());
             let unbox_holder = through(ty, &quote!(#private::Unbox<'_>), "holder");
+            // `mut`: the argument is taken from its holder by `&mut` (a `&mut T` writes it).
             quote_spanned! {ty.span()=>
-                let #holder = #unbox_holder(#value)
+                let mut #holder = #unbox_holder(#value)
                     .map_err(|#mismatch| #private::boxed_type(__SWITCHYARD_OP.info(), #param, #mismatch))?;
             }
         });
@@ -60,13 +61,14 @@ pub fn adapters(
         .map(|((p, ty), holder)| {
             let name = p.name;
             let unbox = through(ty, &quote!(#private::Unbox<'_>), "unbox");
-            quote_spanned!(ty.span()=> let #name: #ty = #unbox(&#holder);)
+            quote_spanned!(ty.span()=> let #name: #ty = #unbox(&mut #holder);)
         });
     let box_args = params.iter().zip(types).map(|(p, ty)| {
         let name = p.name;
         let boxed = through(ty, &quote!(#private::Unbox<'_>), "boxed");
         quote_spanned!(ty.span()=> #stack.push(#boxed(&#name));)
     });
+
     let output_span = first_span(output_ty);
     let output_local = |name: &str| Ident::new(name, Span::mixed_site().located_at(output_span));
     let (result_at, value_at, mismatch_at) = (
@@ -74,6 +76,59 @@ pub fn adapters(
         output_local("value"),
         output_local("mismatch"),
     );
+    // Written (`&mut`) arguments: handed back under the result (see `Stack`), in order.
+    let written: Vec<(&Param<'_>, &Type, usize)> = params
+        .iter()
+        .zip(types)
+        .enumerate()
+        .filter(|(_, (p, _))| p.is_written())
+        .map(|(i, (p, ty))| (p, ty, i))
+        .collect();
+    let push_written = written.iter().map(|&(_, ty, i)| {
+        let holder = &holders[i];
+        let boxed = through(ty, &quote!(#private::Unbox<'_>), "written");
+        quote_spanned!(ty.span()=> #stack.push(#boxed(&#holder));)
+    });
+    let written_values: Vec<Ident> = written
+        .iter()
+        .map(|&(_, ty, i)| on(ty, format!("written_value{i}")))
+        .collect();
+    let written_locals: Vec<Ident> = written
+        .iter()
+        .map(|&(_, ty, i)| on(ty, format!("written{i}")))
+        .collect();
+    let take_written = if written.is_empty() {
+        TokenStream::new()
+    } else {
+        let names = written
+            .iter()
+            .map(|(p, ty, _)| LitStr::new(&p.name.to_string(), ty.span()));
+        let pops = written_values.iter().rev();
+        let unboxes = written.iter().zip(&written_values).zip(&written_locals).map(
+            |((&(p, ty, _), value), local)| {
+                let param = LitStr::new(&p.name.to_string(), ty.span());
+                let mismatch = on(ty, "mismatch".to_owned());
+                let unbox_holder = through(ty, &quote!(#private::Unbox<'_>), "holder");
+                quote_spanned! {ty.span()=>
+                    let #local = #unbox_holder(#value)
+                        .map_err(|#mismatch| #private::boxed_type(__SWITCHYARD_OP.info(), #param, #mismatch))?;
+                }
+            },
+        );
+        quote! {
+            #private::check_written(&#stack, __SWITCHYARD_OP.info(), &[#(#names),*])?;
+            let #value_at = #private::pop_result(&mut #stack, __SWITCHYARD_OP.info())?;
+            #(let #pops = #private::pop_arg(&mut #stack);)*
+            #(#unboxes)*
+        }
+    };
+    let assign_written = written
+        .iter()
+        .zip(&written_locals)
+        .map(|(&(p, _, _), local)| {
+            let name = p.name;
+            quote!(*#name = #local;)
+        });
     let push_result = quote_spanned! {output_span=>
         #stack.push(<#output_ty as #private::BoxedResult>::boxed(&#result_at));
     };
@@ -81,8 +136,25 @@ pub fn adapters(
         <#output_ty as #private::BoxedResult>::unboxed(#value_at)
             .map_err(|#mismatch_at| #private::boxed_type(__SWITCHYARD_OP.info(), "result", #mismatch_at))
     };
+    // Without written arguments, the result is unboxed as the function's tail; with them, all of
+    // the call's values are unboxed before the caller's arguments are assigned, so that an error
+    // leaves them as they were.
+    let finish = if written.is_empty() {
+        quote! {
+            let #value_at = #private::pop_result(&mut #stack, __SWITCHYARD_OP.info())?;
+            #unbox_result
+        }
+    } else {
+        quote! {
+            #take_written
+            let #result_at = #unbox_result?;
+            #(#assign_written)*
+            ::core::result::Result::Ok(#result_at)
+        }
+    };
     let fns = quote! {
-        /// Boxed call of a typed kernel: pops the arguments, unboxes them, calls, boxes the result.
+        /// Boxed call of a typed kernel: pops the arguments, unboxes them, calls, boxes the
+        /// written (`&mut`) arguments and the result.
         pub fn __switchyard_call_unboxed(
             #kernel: __SwitchyardKernelFn,
             #keys: #private::DispatchKeySet,
@@ -93,18 +165,18 @@ pub fn adapters(
             #(#unbox_holders)*
             #(#unbox_args)*
             let #result_at = #kernel(#keys, #(#names),*)?;
+            #(#push_written)*
             #push_result
             ::core::result::Result::Ok(())
         }
 
         /// The typed slot of a boxed fallback: boxes the arguments, runs the fallback, unboxes
-        /// its result.
+        /// its result (and the written arguments, assigned only once everything unboxed).
         pub fn __switchyard_via_boxed(#keys: #private::DispatchKeySet, #(#names: #types),*) -> #result {
             let mut #stack = #private::Stack::new();
             #(#box_args)*
             __SWITCHYARD_OP.continue_boxed(#keys, &mut #stack)?;
-            let #value_at = #private::pop_result(&mut #stack, __SWITCHYARD_OP.info())?;
-            #unbox_result
+            #finish
         }
     };
     let option = quote!(::core::option::Option::Some(#private::Boxing {

@@ -20,6 +20,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::ctxt::Errors;
+pub use ast::is_mut_reference;
 use ast::{OpAttr, OpFn};
 
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
