@@ -31,9 +31,9 @@ impl TensorValue for TensorInner {
         self.keys
     }
 
-    /// `Tensor[2, 3]@cpu`.
+    /// `Tensor[2, 3]:f32@cpu`.
     fn summary(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Tensor{:?}@{}", self.shape, self.device)
+        write!(f, "Tensor{:?}:{}@{}", self.sizes, self.dtype, self.device)
     }
 }
 
