@@ -318,10 +318,16 @@ mod tests {
         for dtype in DType::ALL {
             let bit = dtype.key_bit();
             assert!(!bit.intersects(DispatchKeySet::all()), "{dtype}");
-            assert_eq!(DTypeSet::of_keys(bit | DispatchKeySet::CPU), DTypeSet::of(&[dtype]));
+            assert_eq!(
+                DTypeSet::of_keys(bit | DispatchKeySet::CPU),
+                DTypeSet::of(&[dtype])
+            );
             assert_eq!(DType::from_name(dtype.name()), Some(dtype));
         }
         assert!(crate::key::NUM_KEYS <= DType::KEY_SHIFT as usize);
-        assert_eq!(DTypeSet::of(&[DType::F32, DType::I32]).to_string(), "i32|f32");
+        assert_eq!(
+            DTypeSet::of(&[DType::F32, DType::I32]).to_string(),
+            "i32|f32"
+        );
     }
 }

@@ -98,13 +98,19 @@ impl Tensor {
     /// the storage.
     pub fn host<T: Element>(&self, op: &'static str) -> Result<HostView<'_, T>, DispatchError> {
         let guard = self.storage().read::<T>(op)?;
-        Ok(HostView { guard, tensor: self })
+        Ok(HostView {
+            guard,
+            tensor: self,
+        })
     }
 
     /// The elements of a CPU tensor of `T`'s dtype, for writing in place; errors naming `op` when
     /// the tensor is elsewhere or of another dtype, when two of its elements share memory (an
     /// expanded view: a write would be ambiguous), or when any other borrow of its storage lives.
-    pub fn host_mut<T: Element>(&self, op: &'static str) -> Result<HostViewMut<'_, T>, DispatchError> {
+    pub fn host_mut<T: Element>(
+        &self,
+        op: &'static str,
+    ) -> Result<HostViewMut<'_, T>, DispatchError> {
         if may_overlap(self.shape(), self.strides()) {
             return Err(DispatchError::shape(
                 op,
@@ -117,7 +123,10 @@ impl Tensor {
             ));
         }
         let guard = self.storage().write::<T>(op)?;
-        Ok(HostViewMut { guard, tensor: self })
+        Ok(HostViewMut {
+            guard,
+            tensor: self,
+        })
     }
 
     /// The elements of a contiguous CPU tensor as a slice (a typed view of its storage, no copy);
@@ -165,8 +174,13 @@ impl Tensor {
                 let bytes = backend.read_bytes()?;
                 let storage = decode::<T>(OP, &bytes, self.storage().len())?;
                 out.extend(
-                    Offsets::new(self.storage_offset(), self.shape(), self.strides(), self.numel())
-                        .map(|o| storage[o]),
+                    Offsets::new(
+                        self.storage_offset(),
+                        self.shape(),
+                        self.strides(),
+                        self.numel(),
+                    )
+                    .map(|o| storage[o]),
                 );
             }
         }
@@ -195,7 +209,11 @@ impl Tensor {
         if self.numel() != 1 {
             return Err(DispatchError::shape(
                 "Tensor::item",
-                format!("item() of a tensor of {} elements (shape {:?})", self.numel(), self.shape()),
+                format!(
+                    "item() of a tensor of {} elements (shape {:?})",
+                    self.numel(),
+                    self.shape()
+                ),
             ));
         }
         crate::with_element!(self.dtype(), T => Ok(self.try_to_vec::<T>()?[0].to_scalar()))
@@ -209,7 +227,11 @@ fn decode<T: Element>(op: &'static str, bytes: &[u8], len: usize) -> Result<Vec<
     if bytes.len() != len * size {
         return Err(DispatchError::kernel(
             op,
-            format!("the backend read back {} bytes for {len} elements of {}", bytes.len(), T::DTYPE),
+            format!(
+                "the backend read back {} bytes for {len} elements of {}",
+                bytes.len(),
+                T::DTYPE
+            ),
         ));
     }
     Ok(bytes.chunks_exact(size).map(from_le::<T>).collect())
@@ -220,11 +242,19 @@ fn from_le<T: Element>(bytes: &[u8]) -> T {
     let scalar = match T::DTYPE {
         DType::Bool => Scalar::Bool(bytes[0] != 0),
         DType::U8 => Scalar::Int(i64::from(bytes[0])),
-        DType::I32 => Scalar::Int(i64::from(i32::from_le_bytes(bytes.try_into().unwrap_or_default()))),
+        DType::I32 => Scalar::Int(i64::from(i32::from_le_bytes(
+            bytes.try_into().unwrap_or_default(),
+        ))),
         DType::I64 => Scalar::Int(i64::from_le_bytes(bytes.try_into().unwrap_or_default())),
-        DType::F16 => Scalar::Float(half::f16::from_le_bytes(bytes.try_into().unwrap_or_default()).to_f64()),
-        DType::BF16 => Scalar::Float(half::bf16::from_le_bytes(bytes.try_into().unwrap_or_default()).to_f64()),
-        DType::F32 => Scalar::Float(f64::from(f32::from_le_bytes(bytes.try_into().unwrap_or_default()))),
+        DType::F16 => {
+            Scalar::Float(half::f16::from_le_bytes(bytes.try_into().unwrap_or_default()).to_f64())
+        }
+        DType::BF16 => {
+            Scalar::Float(half::bf16::from_le_bytes(bytes.try_into().unwrap_or_default()).to_f64())
+        }
+        DType::F32 => Scalar::Float(f64::from(f32::from_le_bytes(
+            bytes.try_into().unwrap_or_default(),
+        ))),
         DType::F64 => Scalar::Float(f64::from_le_bytes(bytes.try_into().unwrap_or_default())),
     };
     T::from_scalar(scalar)

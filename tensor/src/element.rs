@@ -96,7 +96,14 @@ macro_rules! float_element {
 float_element!(f32, F32, 0.0, 1.0, |v: f64| v as f32, f64::from);
 float_element!(f64, F64, 0.0, 1.0, |v: f64| v, |v: f64| v);
 float_element!(f16, F16, f16::ZERO, f16::ONE, f16::from_f64, f16::to_f64);
-float_element!(bf16, BF16, bf16::ZERO, bf16::ONE, bf16::from_f64, bf16::to_f64);
+float_element!(
+    bf16,
+    BF16,
+    bf16::ZERO,
+    bf16::ONE,
+    bf16::from_f64,
+    bf16::to_f64
+);
 
 macro_rules! int_element {
     ($ty:ty, $dtype:ident) => {
@@ -152,14 +159,38 @@ impl Element for bool {
 macro_rules! with_element {
     ($dtype:expr, $T:ident => $body:expr) => {
         match $dtype {
-            $crate::DType::Bool => { type $T = bool; $body }
-            $crate::DType::U8 => { type $T = u8; $body }
-            $crate::DType::I32 => { type $T = i32; $body }
-            $crate::DType::I64 => { type $T = i64; $body }
-            $crate::DType::F16 => { type $T = $crate::half::f16; $body }
-            $crate::DType::BF16 => { type $T = $crate::half::bf16; $body }
-            $crate::DType::F32 => { type $T = f32; $body }
-            $crate::DType::F64 => { type $T = f64; $body }
+            $crate::DType::Bool => {
+                type $T = bool;
+                $body
+            }
+            $crate::DType::U8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::DType::F16 => {
+                type $T = $crate::half::f16;
+                $body
+            }
+            $crate::DType::BF16 => {
+                type $T = $crate::half::bf16;
+                $body
+            }
+            $crate::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $T = f64;
+                $body
+            }
         }
     };
 }

@@ -36,8 +36,8 @@ pub use device::Device;
 pub use element::{Element, Scalar};
 pub use shape::{Offsets, broadcast_shapes};
 pub use storage::allocator::{
-    DeviceAllocator, MemoryStats, cache_limit, empty_cache, memory_stats, register_allocator, reset_peak,
-    set_cache_limit,
+    DeviceAllocator, MemoryStats, cache_limit, empty_cache, memory_stats, register_allocator,
+    reset_peak, set_cache_limit,
 };
 pub use storage::host::HostVec;
 pub use storage::{BackendStorage, ReadGuard, Storage, WriteGuard, host_buffer};

@@ -132,7 +132,9 @@ fn wanted_shape(op: &'static str, shape: &[isize]) -> Result<Vec<Option<usize>>>
             d if d >= 0 => Ok(Some(d as usize)),
             d => Err(switchyard::DispatchError::shape(
                 op,
-                format!("shape {shape:?} has a negative extent {d} (only -1, inferred, is allowed)"),
+                format!(
+                    "shape {shape:?} has a negative extent {d} (only -1, inferred, is allowed)"
+                ),
             )),
         })
         .collect()

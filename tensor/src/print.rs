@@ -34,7 +34,12 @@ fn print<T: Element>(t: &Tensor, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             Ok(view) => view,
             Err(e) => return write!(f, "<values unavailable: {e}>"),
         };
-        let mut printer = Printer { values: view.storage(), strides: t.strides(), summarise, budget: SUMMARY_THRESHOLD };
+        let mut printer = Printer {
+            values: view.storage(),
+            strides: t.strides(),
+            summarise,
+            budget: SUMMARY_THRESHOLD,
+        };
         return printer.write(f, t.shape(), t.storage_offset());
     }
     let values = match t.try_to_vec::<T>() {
@@ -42,7 +47,12 @@ fn print<T: Element>(t: &Tensor, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         Err(e) => return write!(f, "<values unavailable: {e}>"),
     };
     let strides = contiguous_strides(t.shape());
-    let mut printer = Printer { values: &values, strides: &strides, summarise, budget: SUMMARY_THRESHOLD };
+    let mut printer = Printer {
+        values: &values,
+        strides: &strides,
+        summarise,
+        budget: SUMMARY_THRESHOLD,
+    };
     printer.write(f, t.shape(), 0)
 }
 

@@ -66,7 +66,11 @@ pub fn matmul(a: DType, b: DType) -> Result<DType> {
 
 /// `x` and `y` as views of their broadcast shape (stride 0 where they stretch), and that
 /// shape; an error naming `op` and both shapes when they do not broadcast. No copy, no dispatch.
-pub fn broadcast_pair(op: &'static str, x: &Tensor, y: &Tensor) -> Result<(Tensor, Tensor, Vec<usize>)> {
+pub fn broadcast_pair(
+    op: &'static str,
+    x: &Tensor,
+    y: &Tensor,
+) -> Result<(Tensor, Tensor, Vec<usize>)> {
     if x.shape() == y.shape() {
         return Ok((x.clone(), y.clone(), x.shape().to_vec()));
     }
@@ -110,9 +114,17 @@ mod tests {
         assert_eq!(binary("add", DType::I32, DType::F32).unwrap(), DType::F32);
         assert_eq!(binary("div", DType::I32, DType::I64).unwrap(), DType::F32);
         assert_eq!(binary("div", DType::F16, DType::F16).unwrap(), DType::F16);
-        assert_eq!(binary("add", DType::Bool, DType::Bool).unwrap(), DType::Bool);
-        let err = binary("sub", DType::Bool, DType::Bool).unwrap_err().to_string();
-        assert!(err.contains("sub is not defined for two bool tensors"), "{err}");
+        assert_eq!(
+            binary("add", DType::Bool, DType::Bool).unwrap(),
+            DType::Bool
+        );
+        let err = binary("sub", DType::Bool, DType::Bool)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("sub is not defined for two bool tensors"),
+            "{err}"
+        );
         assert_eq!(unary("exp", DType::I64).unwrap(), DType::F32);
         assert!(unary("neg", DType::Bool).is_err());
         assert_eq!(sum(DType::U8), DType::I64);

@@ -90,9 +90,12 @@ pub(crate) fn max_offset(sizes: &[usize], strides: &[usize]) -> Option<usize> {
     if sizes.contains(&0) {
         return Some(0);
     }
-    sizes.iter().zip(strides).try_fold(0usize, |acc, (&size, &stride)| {
-        acc.checked_add((size - 1).checked_mul(stride)?)
-    })
+    sizes
+        .iter()
+        .zip(strides)
+        .try_fold(0usize, |acc, (&size, &stride)| {
+            acc.checked_add((size - 1).checked_mul(stride)?)
+        })
 }
 
 /// Whether two elements of the view could share a memory location: some dimension of extent > 1
@@ -112,7 +115,10 @@ pub(crate) fn may_overlap(sizes: &[usize], strides: &[usize]) -> bool {
         if stride <= reach {
             return true;
         }
-        reach = match (size - 1).checked_mul(stride).and_then(|s| s.checked_add(reach)) {
+        reach = match (size - 1)
+            .checked_mul(stride)
+            .and_then(|s| s.checked_add(reach))
+        {
             Some(r) => r,
             None => return true,
         };
@@ -122,12 +128,24 @@ pub(crate) fn may_overlap(sizes: &[usize], strides: &[usize]) -> bool {
 
 /// The shape two shapes broadcast to (NumPy's rules: align at the last dimension; extents must
 /// match or one of them be 1), or an error naming `op` and both shapes.
-pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Vec<usize>, DispatchError> {
+pub fn broadcast_shapes(
+    op: &'static str,
+    a: &[usize],
+    b: &[usize],
+) -> Result<Vec<usize>, DispatchError> {
     let rank = a.len().max(b.len());
     let mut out = vec![0; rank];
     for i in 0..rank {
-        let x = if i < rank - a.len() { 1 } else { a[i - (rank - a.len())] };
-        let y = if i < rank - b.len() { 1 } else { b[i - (rank - b.len())] };
+        let x = if i < rank - a.len() {
+            1
+        } else {
+            a[i - (rank - a.len())]
+        };
+        let y = if i < rank - b.len() {
+            1
+        } else {
+            b[i - (rank - b.len())]
+        };
         out[i] = match (x, y) {
             (x, y) if x == y => x,
             (1, y) => y,
@@ -175,7 +193,12 @@ pub struct Offsets<'a> {
 
 impl<'a> Offsets<'a> {
     /// The offsets of a view starting at `start`; `numel` is the product of `sizes`.
-    pub(crate) fn new(start: usize, sizes: &'a [usize], strides: &'a [usize], numel: usize) -> Self {
+    pub(crate) fn new(
+        start: usize,
+        sizes: &'a [usize],
+        strides: &'a [usize],
+        numel: usize,
+    ) -> Self {
         Offsets {
             sizes,
             strides,
@@ -244,11 +267,19 @@ mod tests {
 
     #[test]
     fn broadcasting_follows_numpy() {
-        assert_eq!(broadcast_shapes("t", &[2, 1, 3], &[4, 1]).unwrap(), vec![2, 4, 3]);
+        assert_eq!(
+            broadcast_shapes("t", &[2, 1, 3], &[4, 1]).unwrap(),
+            vec![2, 4, 3]
+        );
         assert_eq!(broadcast_shapes("t", &[], &[3]).unwrap(), vec![3]);
-        let err = broadcast_shapes("add", &[2, 3], &[4]).unwrap_err().to_string();
+        let err = broadcast_shapes("add", &[2, 3], &[4])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("[2, 3] and [4] do not broadcast"), "{err}");
-        assert_eq!(&*broadcast_strides(&[3, 1], &[1, 1], &[2, 3, 4]), &[0, 1, 0]);
+        assert_eq!(
+            &*broadcast_strides(&[3, 1], &[1, 1], &[2, 3, 4]),
+            &[0, 1, 0]
+        );
     }
 
     #[test]

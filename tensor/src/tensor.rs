@@ -46,7 +46,12 @@ pub struct Tensor {
 }
 
 /// The element count of `shape` if `len` values fill it exactly, else an error naming `op`.
-fn filled_by(op: &'static str, len: usize, shape: &[usize], dtype: DType) -> Result<usize, DispatchError> {
+fn filled_by(
+    op: &'static str,
+    len: usize,
+    shape: &[usize],
+    dtype: DType,
+) -> Result<usize, DispatchError> {
     let numel = Tensor::checked_numel(op, shape, dtype)?;
     if len != numel {
         return Err(DispatchError::shape(
@@ -61,7 +66,15 @@ impl Tensor {
     /// A contiguous tensor over all of `storage` (whose length is `numel`, checked by callers).
     fn contiguous_over(storage: Storage, shape: &[usize], numel: usize, device: Device) -> Tensor {
         let dtype = storage.dtype();
-        Tensor::with_layout(storage, device, numel, 0, Dims::new(shape), contiguous_strides(shape), dtype)
+        Tensor::with_layout(
+            storage,
+            device,
+            numel,
+            0,
+            Dims::new(shape),
+            contiguous_strides(shape),
+            dtype,
+        )
     }
 
     /// The one place a header is built. Callers have checked the invariants above.
@@ -92,7 +105,11 @@ impl Tensor {
     /// [`ErrorKind::SizeOverflow`](switchyard::ErrorKind) error naming `op` when it exceeds
     /// `usize::MAX` or its bytes exceed `isize::MAX`, the largest allocation. A shape with a zero
     /// dimension has 0 elements, whatever the others.
-    pub fn checked_numel(op: &'static str, shape: &[usize], dtype: DType) -> Result<usize, DispatchError> {
+    pub fn checked_numel(
+        op: &'static str,
+        shape: &[usize],
+        dtype: DType,
+    ) -> Result<usize, DispatchError> {
         if shape.contains(&0) {
             return Ok(0);
         }
@@ -118,9 +135,17 @@ impl Tensor {
 
     /// A CPU tensor of a full host buffer (from [`host_buffer`](crate::host_buffer)): how kernels
     /// return their output. Errors when the buffer's length does not fill `shape`.
-    pub fn from_host<T: Element>(buffer: HostVec<T>, shape: &[usize]) -> Result<Tensor, DispatchError> {
+    pub fn from_host<T: Element>(
+        buffer: HostVec<T>,
+        shape: &[usize],
+    ) -> Result<Tensor, DispatchError> {
         let numel = filled_by("Tensor::from_host", buffer.len(), shape, T::DTYPE)?;
-        Ok(Tensor::contiguous_over(Storage::from_host(buffer), shape, numel, Device::Cpu))
+        Ok(Tensor::contiguous_over(
+            Storage::from_host(buffer),
+            shape,
+            numel,
+            Device::Cpu,
+        ))
     }
 
     /// A CPU tensor copied from row-major `data`; errors when `data.len()` is not the product of
@@ -128,14 +153,21 @@ impl Tensor {
     /// an unsuffixed float literal is an `f64` in Rust (`vec![1.0f32]` or `from_vec::<f32>` for
     /// `f32`, the dtype of [`Tensor::vector`] and [`Tensor::scalar`]).
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor, DispatchError> {
-        Tensor::from_slice(&data, shape)
+        Tensor::copied("Tensor::from_vec", &data, shape)
     }
 
     /// A CPU tensor copied from row-major `data`; errors like [`Tensor::from_vec`].
     pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<Tensor, DispatchError> {
-        const OP: &str = "Tensor::from_slice";
-        filled_by(OP, data.len(), shape, T::DTYPE)?;
-        let mut buffer = host_buffer::<T>(OP, data.len())?;
+        Tensor::copied("Tensor::from_slice", data, shape)
+    }
+
+    fn copied<T: Element>(
+        op: &'static str,
+        data: &[T],
+        shape: &[usize],
+    ) -> Result<Tensor, DispatchError> {
+        filled_by(op, data.len(), shape, T::DTYPE)?;
+        let mut buffer = host_buffer::<T>(op, data.len())?;
         buffer.extend_from_slice(data);
         Tensor::from_host(buffer, shape)
     }
@@ -166,7 +198,10 @@ impl Tensor {
 
     /// A CPU tensor whose element at row-major index `i` is `f(i)`; errors when the shape's
     /// element count overflows or its memory cannot be allocated (saying how many bytes).
-    pub fn try_from_fn<T: Element>(shape: &[usize], f: impl FnMut(usize) -> T) -> Result<Tensor, DispatchError> {
+    pub fn try_from_fn<T: Element>(
+        shape: &[usize],
+        f: impl FnMut(usize) -> T,
+    ) -> Result<Tensor, DispatchError> {
         const OP: &str = "Tensor::from_fn";
         let numel = Tensor::checked_numel(OP, shape, T::DTYPE)?;
         let mut buffer = host_buffer::<T>(OP, numel)?;
@@ -189,19 +224,32 @@ impl Tensor {
                 "CPU tensors hold host memory; build them with `Tensor::from_host` or `from_vec`",
             ));
         }
-        let numel = filled_by(OP, storage.len(), shape, storage.dtype())
-            .map_err(|_| {
-                DispatchError::shape(
-                    OP,
-                    format!("storage of {} elements cannot fill shape {shape:?}", storage.len()),
-                )
-            })?;
-        Ok(Tensor::contiguous_over(Storage::from_backend(Box::new(storage)), shape, numel, device))
+        let numel = Tensor::checked_numel(OP, shape, storage.dtype())?;
+        if storage.len() != numel {
+            return Err(DispatchError::shape(
+                OP,
+                format!(
+                    "storage of {} elements cannot fill shape {shape:?}",
+                    storage.len()
+                ),
+            ));
+        }
+        Ok(Tensor::contiguous_over(
+            Storage::from_backend(Box::new(storage)),
+            shape,
+            numel,
+            device,
+        ))
     }
 
     /// A view of this tensor's storage with another layout, checked: `sizes` and `strides` of one
     /// length, the element count fits, and every element lies inside the storage.
-    pub fn as_strided(&self, sizes: &[usize], strides: &[usize], offset: usize) -> Result<Tensor, DispatchError> {
+    pub fn as_strided(
+        &self,
+        sizes: &[usize],
+        strides: &[usize],
+        offset: usize,
+    ) -> Result<Tensor, DispatchError> {
         const OP: &str = "as_strided";
         if sizes.len() != strides.len() {
             return Err(DispatchError::shape(
@@ -228,7 +276,13 @@ impl Tensor {
     }
 
     /// A view with a layout the caller checked against the invariants.
-    pub(crate) fn restrided(&self, numel: usize, offset: usize, sizes: Dims, strides: Dims) -> Tensor {
+    pub(crate) fn restrided(
+        &self,
+        numel: usize,
+        offset: usize,
+        sizes: Dims,
+        strides: Dims,
+    ) -> Tensor {
         Tensor::with_layout(
             self.inner.storage.clone(),
             self.inner.device,

@@ -16,7 +16,11 @@ fn check_dim(op: &'static str, x: &Tensor, dim: usize) -> Result<()> {
     } else {
         Err(DispatchError::shape(
             op,
-            format!("dimension {dim} is out of range for a tensor of {} dimensions (shape {:?})", x.dim(), x.shape()),
+            format!(
+                "dimension {dim} is out of range for a tensor of {} dimensions (shape {:?})",
+                x.dim(),
+                x.shape()
+            ),
         ))
     }
 }
@@ -28,23 +32,39 @@ pub(crate) fn transpose(x: &Tensor, d0: usize, d1: usize) -> Result<Tensor> {
     let (mut sizes, mut strides) = (x.shape().to_vec(), x.strides().to_vec());
     sizes.swap(d0, d1);
     strides.swap(d0, d1);
-    Ok(x.restrided(x.numel(), x.storage_offset(), Dims::new(&sizes), Dims::new(&strides)))
+    Ok(x.restrided(
+        x.numel(),
+        x.storage_offset(),
+        Dims::new(&sizes),
+        Dims::new(&strides),
+    ))
 }
 
 pub(crate) fn permute(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
     const OP: &str = "permute";
     let mut seen = vec![false; x.dim()];
     let valid = dims.len() == x.dim()
-        && dims.iter().all(|&d| d < x.dim() && !std::mem::replace(&mut seen[d], true));
+        && dims
+            .iter()
+            .all(|&d| d < x.dim() && !std::mem::replace(&mut seen[d], true));
     if !valid {
         return Err(DispatchError::shape(
             OP,
-            format!("{dims:?} is not a permutation of the {} dimensions of shape {:?}", x.dim(), x.shape()),
+            format!(
+                "{dims:?} is not a permutation of the {} dimensions of shape {:?}",
+                x.dim(),
+                x.shape()
+            ),
         ));
     }
     let sizes: Vec<usize> = dims.iter().map(|&d| x.shape()[d]).collect();
     let strides: Vec<usize> = dims.iter().map(|&d| x.strides()[d]).collect();
-    Ok(x.restrided(x.numel(), x.storage_offset(), Dims::new(&sizes), Dims::new(&strides)))
+    Ok(x.restrided(
+        x.numel(),
+        x.storage_offset(),
+        Dims::new(&sizes),
+        Dims::new(&strides),
+    ))
 }
 
 /// Elements `start..start + len` along `dim` (PyTorch's `narrow`).
@@ -62,7 +82,13 @@ pub(crate) fn narrow(x: &Tensor, dim: usize, start: usize, len: usize) -> Result
 
 /// Elements `start..end` along `dim`, every `step`-th (`step ≥ 1`); `end` is clamped to the
 /// extent, as Python slicing does, but `start` past it is an error.
-pub(crate) fn slice(x: &Tensor, dim: usize, start: usize, end: usize, step: usize) -> Result<Tensor> {
+pub(crate) fn slice(
+    x: &Tensor,
+    dim: usize,
+    start: usize,
+    end: usize,
+    step: usize,
+) -> Result<Tensor> {
     const OP: &str = "slice";
     check_dim(OP, x, dim)?;
     let extent = x.shape()[dim];
@@ -70,7 +96,9 @@ pub(crate) fn slice(x: &Tensor, dim: usize, start: usize, end: usize, step: usiz
     if step == 0 || start > end {
         return Err(DispatchError::shape(
             OP,
-            format!("slice {start}..{end} step {step} of dimension {dim} (extent {extent}) is empty-backwards or has step 0"),
+            format!(
+                "slice {start}..{end} step {step} of dimension {dim} (extent {extent}) is empty-backwards or has step 0"
+            ),
         ));
     }
     let len = (end - start).div_ceil(step);
@@ -84,7 +112,11 @@ pub(crate) fn slice(x: &Tensor, dim: usize, start: usize, end: usize, step: usiz
     };
     // `step · stride` is at most the distance between two elements of `x`, or the view has one
     // element along `dim` and the stride never moves.
-    strides[dim] = if len > 1 { strides[dim] * step } else { strides[dim] };
+    strides[dim] = if len > 1 {
+        strides[dim] * step
+    } else {
+        strides[dim]
+    };
     let numel = x.numel() / extent.max(1) * len;
     let numel = if extent == 0 { 0 } else { numel };
     Ok(x.restrided(numel, offset, Dims::new(&sizes), Dims::new(&strides)))
@@ -97,7 +129,10 @@ pub(crate) fn select(x: &Tensor, dim: usize, index: usize) -> Result<Tensor> {
     if index >= x.shape()[dim] {
         return Err(DispatchError::shape(
             OP,
-            format!("index {index} is out of range for dimension {dim} of shape {:?}", x.shape()),
+            format!(
+                "index {index} is out of range for dimension {dim} of shape {:?}",
+                x.shape()
+            ),
         ));
     }
     let (mut sizes, mut strides) = (x.shape().to_vec(), x.strides().to_vec());
@@ -112,8 +147,8 @@ pub(crate) fn select(x: &Tensor, dim: usize, index: usize) -> Result<Tensor> {
 /// one is added). The result's elements share memory: in-place writes into it are refused.
 pub(crate) fn expand(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
     const OP: &str = "expand";
-    let fits = shape.len() >= x.dim()
-        && broadcast_shapes(OP, x.shape(), shape).is_ok_and(|b| b == shape);
+    let fits =
+        shape.len() >= x.dim() && broadcast_shapes(OP, x.shape(), shape).is_ok_and(|b| b == shape);
     if !fits {
         return Err(DispatchError::shape(
             OP,
@@ -136,9 +171,26 @@ pub(crate) fn squeeze(x: &Tensor, dim: Option<usize>) -> Result<Tensor> {
         check_dim("squeeze", x, d)?;
     }
     let keep = |(i, size): &(usize, &usize)| **size != 1 || dim.is_some_and(|d| d != *i);
-    let sizes: Vec<usize> = x.shape().iter().enumerate().filter(keep).map(|(_, s)| *s).collect();
-    let strides: Vec<usize> = x.shape().iter().enumerate().filter(keep).map(|(i, _)| x.strides()[i]).collect();
-    Ok(x.restrided(x.numel(), x.storage_offset(), Dims::new(&sizes), Dims::new(&strides)))
+    let sizes: Vec<usize> = x
+        .shape()
+        .iter()
+        .enumerate()
+        .filter(keep)
+        .map(|(_, s)| *s)
+        .collect();
+    let strides: Vec<usize> = x
+        .shape()
+        .iter()
+        .enumerate()
+        .filter(keep)
+        .map(|(i, _)| x.strides()[i])
+        .collect();
+    Ok(x.restrided(
+        x.numel(),
+        x.storage_offset(),
+        Dims::new(&sizes),
+        Dims::new(&strides),
+    ))
 }
 
 /// `x` with a new dimension of extent 1 at `dim` (`0..=x.dim()`).
@@ -146,16 +198,29 @@ pub(crate) fn unsqueeze(x: &Tensor, dim: usize) -> Result<Tensor> {
     if dim > x.dim() {
         return Err(DispatchError::shape(
             "unsqueeze",
-            format!("dimension {dim} is out of range for unsqueeze of shape {:?} (0..={})", x.shape(), x.dim()),
+            format!(
+                "dimension {dim} is out of range for unsqueeze of shape {:?} (0..={})",
+                x.shape(),
+                x.dim()
+            ),
         ));
     }
     let (mut sizes, mut strides) = (x.shape().to_vec(), x.strides().to_vec());
     // The stride of an extent-1 dimension is never used to step; this one keeps the layout
     // contiguous when `x` is.
-    let stride = if dim < x.dim() { sizes[dim] * strides[dim] } else { 1 };
+    let stride = if dim < x.dim() {
+        sizes[dim] * strides[dim]
+    } else {
+        1
+    };
     sizes.insert(dim, 1);
     strides.insert(dim, stride);
-    Ok(x.restrided(x.numel(), x.storage_offset(), Dims::new(&sizes), Dims::new(&strides)))
+    Ok(x.restrided(
+        x.numel(),
+        x.storage_offset(),
+        Dims::new(&sizes),
+        Dims::new(&strides),
+    ))
 }
 
 /// `x` with `shape` (one entry may be `None`, inferred) as a view, no copy: possible when the
@@ -164,7 +229,12 @@ pub(crate) fn view(x: &Tensor, shape: &[Option<usize>]) -> Result<Tensor> {
     const OP: &str = "view";
     let shape = infer_shape(OP, x, shape)?;
     match view_strides(x.shape(), x.strides(), &shape) {
-        Some(strides) => Ok(x.restrided(x.numel(), x.storage_offset(), Dims::new(&shape), Dims::new(&strides))),
+        Some(strides) => Ok(x.restrided(
+            x.numel(),
+            x.storage_offset(),
+            Dims::new(&shape),
+            Dims::new(&strides),
+        )),
         None => Err(DispatchError::shape(
             OP,
             format!(
@@ -179,7 +249,11 @@ pub(crate) fn view(x: &Tensor, shape: &[Option<usize>]) -> Result<Tensor> {
 
 /// The shape with its one `None` inferred from the element count; errors when the count does
 /// not fit or more than one entry is `None`.
-pub(crate) fn infer_shape(op: &'static str, x: &Tensor, shape: &[Option<usize>]) -> Result<Vec<usize>> {
+pub(crate) fn infer_shape(
+    op: &'static str,
+    x: &Tensor,
+    shape: &[Option<usize>],
+) -> Result<Vec<usize>> {
     let unknown = shape.iter().filter(|d| d.is_none()).count();
     let known: Vec<usize> = shape.iter().map(|d| d.unwrap_or(1)).collect();
     let product = Tensor::checked_numel(op, &known, x.dtype())?;
@@ -221,7 +295,12 @@ fn view_strides(sizes: &[usize], strides: &[usize], shape: &[usize]) -> Option<V
     // Drop extent-1 dimensions, then group the rest into blocks that are contiguous among
     // themselves (stride[i] == stride[i+1] · size[i+1]); each output dimension must lie inside
     // one block.
-    let dims: Vec<(usize, usize)> = sizes.iter().zip(strides).filter(|(s, _)| **s != 1).map(|(s, t)| (*s, *t)).collect();
+    let dims: Vec<(usize, usize)> = sizes
+        .iter()
+        .zip(strides)
+        .filter(|(s, _)| **s != 1)
+        .map(|(s, t)| (*s, *t))
+        .collect();
     let mut out = vec![0; shape.len()];
     let mut o = shape.len();
     let mut i = dims.len();
@@ -271,9 +350,15 @@ mod tests {
     fn view_strides_merge_and_split_blocks() {
         // A transposed [3, 4] → [4, 3] with strides [1, 4]: not contiguous; viewing as [2, 2, 3]
         // splits the first dimension.
-        assert_eq!(view_strides(&[4, 3], &[1, 4], &[2, 2, 3]), Some(vec![2, 1, 4]));
+        assert_eq!(
+            view_strides(&[4, 3], &[1, 4], &[2, 2, 3]),
+            Some(vec![2, 1, 4])
+        );
         assert_eq!(view_strides(&[4, 3], &[1, 4], &[12]), None);
         assert_eq!(view_strides(&[2, 3], &[3, 1], &[6]), Some(vec![1]));
-        assert_eq!(view_strides(&[4, 3], &[1, 4], &[1, 4, 3]), Some(vec![1, 1, 4]));
+        assert_eq!(
+            view_strides(&[4, 3], &[1, 4], &[1, 4, 3]),
+            Some(vec![1, 1, 4])
+        );
     }
 }

@@ -57,7 +57,10 @@ fn allocator_of(device: Device) -> Option<&'static dyn DeviceAllocator> {
         return Some(&CPU);
     }
     let registered = REGISTERED.read().unwrap_or_else(PoisonError::into_inner);
-    registered.iter().find(|(d, _)| *d == device).map(|(_, a)| *a)
+    registered
+        .iter()
+        .find(|(d, _)| *d == device)
+        .map(|(_, a)| *a)
 }
 
 /// What `device`'s allocator holds; `None` when no allocator is registered for it (a backend

@@ -87,7 +87,9 @@ impl<T: Element> HostVec<T> {
     /// allocator sized it).
     pub(crate) fn on(block: HostBlock, capacity: usize) -> HostVec<T> {
         assert!(
-            capacity.checked_mul(size_of::<T>()).is_some_and(|b| b <= block.bytes()),
+            capacity
+                .checked_mul(size_of::<T>())
+                .is_some_and(|b| b <= block.bytes()),
             "a host block too small for its buffer"
         );
         HostVec {
@@ -116,7 +118,10 @@ impl<T: Element> HostVec<T> {
     /// Appends `value`. Panics when full (kernels size their buffer first).
     #[inline]
     pub fn push(&mut self, value: T) {
-        assert!(self.len < self.capacity, "HostVec::push beyond its capacity");
+        assert!(
+            self.len < self.capacity,
+            "HostVec::push beyond its capacity"
+        );
         self.spare()[0].write(value);
         self.len += 1;
     }
@@ -124,7 +129,10 @@ impl<T: Element> HostVec<T> {
     /// Appends `values`. Panics when they do not fit.
     pub fn extend_from_slice(&mut self, values: &[T]) {
         let spare = self.spare();
-        assert!(values.len() <= spare.len(), "HostVec::extend beyond its capacity");
+        assert!(
+            values.len() <= spare.len(),
+            "HostVec::extend beyond its capacity"
+        );
         for (slot, value) in spare.iter_mut().zip(values) {
             slot.write(*value);
         }

@@ -88,7 +88,13 @@ impl fmt::Debug for Storage {
             Data::Host(_) => "host",
             Data::Backend(_) => "backend",
         };
-        write!(f, "Storage({} {} on {place}, version {})", self.0.len, self.0.dtype, self.version())
+        write!(
+            f,
+            "Storage({} {} on {place}, version {})",
+            self.0.len,
+            self.0.dtype,
+            self.version()
+        )
     }
 }
 
@@ -153,7 +159,10 @@ impl Storage {
 
     /// Reads the host elements as `T`: a guard, or an error naming `op` when the storage is not
     /// host memory of `T`'s dtype or a writer holds it.
-    pub(crate) fn read<T: Element>(&self, op: &'static str) -> Result<ReadGuard<'_, T>, DispatchError> {
+    pub(crate) fn read<T: Element>(
+        &self,
+        op: &'static str,
+    ) -> Result<ReadGuard<'_, T>, DispatchError> {
         let block = self.host_block::<T>(op)?;
         let previous = self.0.borrows.fetch_add(1, Ordering::Acquire);
         if previous & WRITER != 0 {
@@ -173,7 +182,10 @@ impl Storage {
 
     /// Writes the host elements as `T`: a guard (and one more version), or an error naming `op`
     /// when the storage is not host memory of `T`'s dtype or any other borrow is alive.
-    pub(crate) fn write<T: Element>(&self, op: &'static str) -> Result<WriteGuard<'_, T>, DispatchError> {
+    pub(crate) fn write<T: Element>(
+        &self,
+        op: &'static str,
+    ) -> Result<WriteGuard<'_, T>, DispatchError> {
         let block = self.host_block::<T>(op)?;
         if self
             .0
@@ -238,7 +250,9 @@ impl<T: Element> Drop for ReadGuard<'_, T> {
 
 impl<T: Element> fmt::Debug for ReadGuard<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReadGuard").field("storage", self.storage).finish()
+        f.debug_struct("ReadGuard")
+            .field("storage", self.storage)
+            .finish()
     }
 }
 
@@ -267,20 +281,25 @@ impl<T: Element> Drop for WriteGuard<'_, T> {
 
 impl<T: Element> fmt::Debug for WriteGuard<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WriteGuard").field("storage", self.storage).finish()
+        f.debug_struct("WriteGuard")
+            .field("storage", self.storage)
+            .finish()
     }
 }
 
 /// A fresh host buffer with room for `len` elements of `T`, from the CPU's caching allocator;
 /// errors (never aborts) when the size overflows or memory runs out.
 pub fn host_buffer<T: Element>(op: &'static str, len: usize) -> Result<HostVec<T>, DispatchError> {
-    let bytes = len.checked_mul(size_of::<T>()).filter(|b| *b <= isize::MAX as usize).ok_or_else(|| {
-        DispatchError::size_overflow(
-            op,
-            &[&[len]],
-            format!("{len} elements of {} exceed isize::MAX bytes", T::DTYPE),
-        )
-    })?;
+    let bytes = len
+        .checked_mul(size_of::<T>())
+        .filter(|b| *b <= isize::MAX as usize)
+        .ok_or_else(|| {
+            DispatchError::size_overflow(
+                op,
+                &[&[len]],
+                format!("{len} elements of {} exceed isize::MAX bytes", T::DTYPE),
+            )
+        })?;
     let block = allocator::cpu_allocate(op, bytes)?;
     Ok(HostVec::on(block, len))
 }
