@@ -6,6 +6,7 @@
 //! Perfetto), calls an op boxed by name, adds a kernel at run time, prints what is
 //! registered, and shows the errors users see.
 
+use switchyard::DType;
 use switchyard::ops::{
     add, exp, full, matmul, mean, mul, relu, sum, try_add, try_full, try_matmul,
 };
@@ -27,7 +28,7 @@ fn section(title: &str) {
 
 fn main() {
     section("an algorithm written once: loss(x, y) = mean(mul(x, y))");
-    let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])
+    let x = Tensor::from_vec::<f32>(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])
         .expect("6 values fill [2, 3]");
     let y = Tensor::from_fn(&[2, 3], |i| 0.5 * i as f32);
     println!("x = {x}\ny = {y}");
@@ -37,11 +38,11 @@ fn main() {
     println!("add(x, y)      = {}", add(&x, &y));
     println!(
         "relu(x - 3)    = {}",
-        relu(&add(&x, &full(&[2, 3], -3.0, Device::Cpu)))
+        relu(&add(&x, &full(&[2, 3], -3.0, DType::F32, Device::Cpu)))
     );
     println!("exp(y)         = {}", exp(&y));
     println!("sum(x)         = {}", sum(&x));
-    let w = Tensor::from_fn(&[3, 2], |i| if i % 3 == 0 { 1.0 } else { 0.0 });
+    let w = Tensor::from_fn(&[3, 2], |i| if i % 3 == 0 { 1.0f32 } else { 0.0 });
     println!("matmul(x, w)   = {}   (w = {w})", matmul(&x, &w));
 
     section("which kernel ran? the computed table of `mul`");
@@ -172,7 +173,7 @@ fn main() {
         x.try_to(Device::Wgpu)
             .and_then(|gpu_x| try_add(&x, &gpu_x))
             .map(drop),
-        try_full(&[2], 1.0, Device::PrivateUse2).map(drop),
+        try_full(&[2], 1.0, DType::F32, Device::PrivateUse2).map(drop),
         try_add(&x, &Tensor::vector(&[1.0, 2.0])).map(drop),
         try_matmul(&x, &x).map(drop),
     ];

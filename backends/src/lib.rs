@@ -13,7 +13,7 @@
 //! use switchyard_backends as _;
 //!
 //! let x = switchyard::Tensor::vector(&[1.0, -2.0]);
-//! assert_eq!(switchyard::ops::relu(&x).to_vec(), [1.0, 0.0]);
+//! assert_eq!(switchyard::ops::relu(&x).to_vec::<f32>(), [1.0, 0.0]);
 //! ```
 
 // `deny`, not `forbid`: registering kernels emits linkme statics that carry `allow(unsafe_code)`.

@@ -9,6 +9,7 @@
 
 use std::hint::black_box;
 use std::time::Duration;
+use switchyard::DType;
 
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, measurement::WallTime};
 use switchyard::ops::{add, div, exp, full, matmul, mean, mul, neg, relu, sub, sum};
@@ -80,7 +81,9 @@ fn elementwise_and_reductions(c: &mut Criterion) {
     configure(&mut group);
     for (label, len) in SIZES {
         group.throughput(Throughput::Bytes(4 * len as u64));
-        timed(&mut group, label, || full(&[len], 1.5, Device::Wgpu));
+        timed(&mut group, label, || {
+            full(&[len], 1.5, DType::F32, Device::Wgpu)
+        });
     }
     group.finish();
 }

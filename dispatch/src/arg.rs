@@ -1,5 +1,6 @@
 //! Which arguments contribute dispatch keys.
 
+use crate::dtype::DType;
 use crate::key::DispatchKeySet;
 
 /// A type that may be an argument of an op. Tensors and devices contribute their dispatch keys;
@@ -94,6 +95,19 @@ macro_rules! keyless {
 keyless!(
     f32, f64, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, bool, char, str, String
 );
+
+/// A dtype argument (a factory's `full(…, DType::F64, …)`) selects the dtype column, as a tensor
+/// of that dtype would.
+#[diagnostic::do_not_recommend]
+impl DispatchArg for DType {
+    #[inline(always)]
+    fn dispatch_keys(&self) -> DispatchKeySet {
+        self.key_bit()
+    }
+}
+
+// A dtype boxes as a custom value that carries its bit.
+crate::boxable!(DType);
 
 #[cfg(test)]
 mod tests {

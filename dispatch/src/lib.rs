@@ -141,7 +141,7 @@ pub use runtime::{register_fallback, register_fallthrough, set_dispatch_trace};
 ///
 /// #[kernel(op = "reversed", key = CpuNaive)]
 /// fn reversed_cpu(x: &Tensor) -> Tensor {
-///     let values = x.cpu_data().expect("a CPU kernel gets CPU tensors");
+///     let values = x.as_slice::<f32>().expect("a CPU kernel gets CPU tensors");
 ///     Tensor::from_fn(x.shape(), |i| values[values.len() - 1 - i])
 /// }
 ///
@@ -153,11 +153,11 @@ pub use runtime::{register_fallback, register_fallthrough, set_dispatch_trace};
 ///
 /// fn main() {
 ///     let x = Tensor::vector(&[1.0, 2.0, 3.0]);
-///     assert_eq!(reversed(&x).to_vec(), [3.0, 2.0, 1.0]);
-///     assert_eq!(twice_reversed(&x).to_vec(), [1.0, 2.0, 3.0]);
+///     assert_eq!(reversed(&x).to_vec::<f32>(), [3.0, 2.0, 1.0]);
+///     assert_eq!(twice_reversed(&x).to_vec::<f32>(), [1.0, 2.0, 3.0]);
 ///     assert_eq!(reversed::handle().schema(), "example::reversed(x: Tensor) -> Tensor");
 ///     let on_cpu = switchyard::DispatchKeySet::CPU_NAIVE;
-///     assert_eq!(reversed::redispatch(on_cpu, &x).unwrap().to_vec(), [3.0, 2.0, 1.0]);
+///     assert_eq!(reversed::redispatch(on_cpu, &x).unwrap().to_vec::<f32>(), [3.0, 2.0, 1.0]);
 /// }
 /// ```
 ///
@@ -184,18 +184,18 @@ pub use runtime::{register_fallback, register_fallthrough, set_dispatch_trace};
 ///
 /// #[kernel(op = split_signs, key = CpuNaive)]
 /// fn split_signs_cpu(x: &Tensor) -> (Tensor, Tensor) {
-///     let v = x.cpu_data().expect("a CPU kernel gets CPU tensors");
+///     let v = x.as_slice::<f32>().expect("a CPU kernel gets CPU tensors");
 ///     (Tensor::from_fn(x.shape(), |i| v[i].max(0.0)), Tensor::from_fn(x.shape(), |i| v[i].min(0.0)))
 /// }
 ///
 /// fn main() {
 ///     let (a, b) = (Tensor::vector(&[1.0, 2.0]), Tensor::vector(&[1.0, 4.0]));
-///     assert_eq!(mse(&a, &b).to_vec(), [2.0]);
+///     assert_eq!(mse(&a, &b).to_vec::<f32>(), [2.0]);
 ///     let error = try_mse(&a, &Tensor::vector(&[1.0])).unwrap_err();
 ///     assert_eq!(error.to_string(), try_sub(&a, &Tensor::vector(&[1.0])).unwrap_err().to_string());
 ///
 ///     let (pos, neg) = split_signs(&Tensor::vector(&[1.0, -2.0]));
-///     assert_eq!((pos.to_vec(), neg.to_vec()), (vec![1.0, 0.0], vec![0.0, -2.0]));
+///     assert_eq!((pos.to_vec::<f32>(), neg.to_vec::<f32>()), (vec![1.0, 0.0], vec![0.0, -2.0]));
 ///     assert_eq!(
 ///         split_signs::handle().schema(),
 ///         "example::split_signs(x: Tensor) -> (Tensor, Tensor)"
@@ -305,7 +305,7 @@ pub use switchyard_macros::op;
 ///
 /// #[kernel(op = "double", key = CpuNaive)]
 /// fn double_naive(x: &Tensor) -> Tensor {
-///     let values = x.cpu_data().expect("a CPU kernel gets CPU tensors");
+///     let values = x.as_slice::<f32>().expect("a CPU kernel gets CPU tensors");
 ///     Tensor::from_fn(x.shape(), |i| 2.0 * values[i])
 /// }
 ///
@@ -318,7 +318,7 @@ pub use switchyard_macros::op;
 /// }
 ///
 /// fn main() {
-///     assert_eq!(double(&Tensor::vector(&[1.0, 2.5])).to_vec(), [2.0, 5.0]);
+///     assert_eq!(double(&Tensor::vector(&[1.0, 2.5])).to_vec::<f32>(), [2.0, 5.0]);
 ///     let slot = double::handle().slot(DispatchKey::CpuSimd).unwrap();
 ///     let runs_avx2 = switchyard::cpu::CpuPolicy::current()
 ///         .choose(&[switchyard::cpu::CpuFeatures::AVX2])
@@ -354,7 +354,7 @@ pub use switchyard_macros::kernel;
 ///
 /// let x = switchyard::Tensor::vector(&[1.0, 2.0]);
 /// let _counting = switchyard::include(DispatchKey::Custom3);
-/// assert_eq!(switchyard::ops::mul(&x, &x).to_vec(), [1.0, 4.0]);
+/// assert_eq!(switchyard::ops::mul(&x, &x).to_vec::<f32>(), [1.0, 4.0]);
 /// assert_eq!(CALLS.load(Ordering::Relaxed), 1);
 /// ```
 pub use switchyard_macros::fallback;

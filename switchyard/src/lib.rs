@@ -16,18 +16,18 @@
 //! /// Its CPU kernel. A kernel whose signature differs from the op's does not compile.
 //! #[kernel(op = "axpy", key = CpuNaive)]
 //! fn axpy_cpu(a: f32, x: &Tensor, y: &Tensor) -> switchyard::Result<Tensor> {
-//!     let (xs, ys) = (x.cpu_data().unwrap(), y.cpu_data().unwrap());
+//!     let (xs, ys) = (x.as_slice::<f32>().unwrap(), y.as_slice::<f32>().unwrap());
 //!     if x.shape() != y.shape() {
 //!         return Err(switchyard::DispatchError::shape("doc::axpy", "shapes differ"));
 //!     }
-//!     Tensor::from_vec(xs.iter().zip(ys).map(|(x, y)| a * x + y).collect(), x.shape())
+//!     Tensor::from_vec::<f32>(xs.iter().zip(ys).map(|(x, y)| a * x + y).collect(), x.shape())
 //! }
 //!
 //! fn main() {
 //!     let x = Tensor::vector(&[1.0, 2.0, 3.0]);
 //!     let y = Tensor::vector(&[4.0, 5.0, 6.0]);
-//!     assert_eq!(axpy(2.0, &x, &y).to_vec(), [6.0, 9.0, 12.0]);
-//!     assert_eq!(mean(&mul(&x, &y)).to_vec(), [32.0 / 3.0]);
+//!     assert_eq!(axpy(2.0, &x, &y).to_vec::<f32>(), [6.0, 9.0, 12.0]);
+//!     assert_eq!(mean(&mul(&x, &y)).to_vec::<f32>(), [32.0 / 3.0]);
 //!
 //!     // Every op has a fallible form; bad input is an error, not a panic.
 //!     let err = switchyard::ops::try_add(&x, &Tensor::vector(&[1.0])).unwrap_err();
@@ -35,7 +35,7 @@
 //!
 //!     // Thread-local guards change what runs: this scope uses the naive CPU backend only.
 //!     let _naive = switchyard::exclude(DispatchKey::CpuSimd);
-//!     assert_eq!(mul(&x, &y).to_vec(), [4.0, 10.0, 18.0]);
+//!     assert_eq!(mul(&x, &y).to_vec::<f32>(), [4.0, 10.0, 18.0]);
 //! }
 //! ```
 //!
@@ -72,7 +72,7 @@
 #![warn(missing_docs)]
 
 pub use switchyard_dispatch::*;
-pub use switchyard_tensor::{BackendStorage, DType, Device, Tensor, cpu_buffer, ops};
+pub use switchyard_tensor::*;
 
 /// The README's examples, compiled and run as doctests so that they stay true.
 #[cfg(doctest)]

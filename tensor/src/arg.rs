@@ -31,9 +31,9 @@ impl TensorValue for TensorInner {
         self.keys
     }
 
-    /// `Tensor[2, 3]@cpu`.
+    /// `Tensor[2, 3]:f32@cpu`.
     fn summary(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Tensor{:?}@{}", self.shape, self.device)
+        write!(f, "Tensor{:?}:{}@{}", self.sizes, self.dtype, self.device)
     }
 }
 
@@ -66,16 +66,16 @@ mod tests {
     #[test]
     fn tensors_and_devices_carry_their_keys() {
         let cpu = Tensor::scalar(1.0);
+        let f32_cpu = DispatchKeySet::CPU | switchyard::DType::F32.key_bit();
+        assert_eq!(<&Tensor as DispatchArg>::dispatch_keys(&&cpu), f32_cpu);
+        let f64_cpu = Tensor::from_scalar(1.0f64).unwrap();
         assert_eq!(
-            <&Tensor as DispatchArg>::dispatch_keys(&&cpu),
-            DispatchKeySet::CPU
-        );
-        assert_eq!(
-            [cpu.clone(), cpu.clone()].as_slice().dispatch_keys(),
-            DispatchKeySet::CPU
+            [cpu.clone(), f64_cpu].as_slice().dispatch_keys(),
+            f32_cpu | switchyard::DType::F64.key_bit(),
+            "a call carries every argument's dtype bit"
         );
         assert_eq!(Device::Wgpu.dispatch_keys(), DispatchKeySet::WGPU);
-        assert_eq!(cpu.to_value().dispatch_keys(), DispatchKeySet::CPU);
+        assert_eq!(cpu.to_value().dispatch_keys(), f32_cpu);
         assert_eq!(
             Device::Wgpu.to_value().dispatch_keys(),
             DispatchKeySet::WGPU
@@ -86,7 +86,7 @@ mod tests {
     fn a_boxed_tensor_is_the_same_tensor() {
         let t = Tensor::vector(&[1.0, 2.0]);
         let boxed = t.to_value();
-        assert_eq!(boxed.to_string(), "Tensor[2]@cpu");
+        assert_eq!(boxed.to_string(), "Tensor[2]:f32@cpu");
         let back = Tensor::from_value(boxed.clone()).unwrap();
         assert!(back.same_storage(&t));
         assert!(

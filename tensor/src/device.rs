@@ -1,4 +1,4 @@
-//! Devices (where a tensor's data lives) and element types.
+//! Devices: where a tensor's data lives.
 
 use std::fmt;
 
@@ -67,37 +67,6 @@ switchyard::name_device!(CpuNaive, Device::Cpu.name());
 switchyard::name_device!(Wgpu, Device::Wgpu.name());
 
 impl fmt::Display for Device {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// The element type of a tensor. Only `f32` exists today; the enum is ready for more.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
-#[non_exhaustive]
-pub enum DType {
-    /// 32-bit IEEE 754 float.
-    #[default]
-    F32,
-}
-
-impl DType {
-    /// Size of one element in bytes.
-    pub const fn size_of(self) -> usize {
-        match self {
-            DType::F32 => 4,
-        }
-    }
-
-    /// The type's name, as printed.
-    pub const fn name(self) -> &'static str {
-        match self {
-            DType::F32 => "f32",
-        }
-    }
-}
-
-impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }

@@ -1,10 +1,12 @@
-//! switchyard's tensor, built on the `switchyard-dispatch` engine: [`Tensor`] (an `f32`
-//! n-dimensional array, one shared pointer), its [`Device`]s and their storage, the CPU buffer
-//! pool, and the standard ops ([`ops`]), whose kernels live in `switchyard-backends`.
+//! switchyard's tensor, built on the `switchyard-dispatch` engine: [`Tensor`], a strided view of
+//! a shared [`Storage`] with a [`DType`] and a [`Device`]; the CPU's caching allocator and the
+//! allocator registry ([`memory_stats`], [`empty_cache`]); and the standard ops ([`ops`]), whose
+//! kernels live in `switchyard-backends`.
 //!
 //! Users name the `switchyard` crate, which re-exports this one and the engine. Nothing here is
-//! special to the engine: the tensor boxes through [`switchyard::boxable_tensor!`] and names its
-//! devices with [`switchyard::name_device!`], the doors any tensor library uses.
+//! special to the engine: the tensor boxes through [`switchyard::boxable_tensor!`], names its
+//! devices with [`switchyard::name_device!`] and declares dtypes through the engine's [`DType`],
+//! the doors any tensor library uses.
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -12,12 +14,32 @@
 // The engine under the name its macros' generated code uses (`::switchyard::__private_v1`).
 extern crate switchyard_dispatch as switchyard;
 
-mod arg;
-mod buffer_pool;
-mod device;
-pub mod ops;
-mod tensor;
+/// The 16-bit float types of the `f16` and `bf16` dtypes.
+pub use half;
 
-pub use buffer_pool::cpu_buffer;
-pub use device::{DType, Device};
-pub use tensor::{BackendStorage, Tensor};
+mod access;
+mod arg;
+mod device;
+mod element;
+mod methods;
+pub mod ops;
+mod print;
+pub mod rules;
+mod shape;
+#[allow(unsafe_code)] // host memory and its borrow guards: the crate's only `unsafe`
+mod storage;
+mod tensor;
+mod view;
+
+pub use access::{CpuSlice, HostView, HostViewMut};
+pub use device::Device;
+pub use element::{Element, Scalar};
+pub use shape::{Offsets, broadcast_shapes};
+pub use storage::allocator::{
+    DeviceAllocator, MemoryStats, cache_limit, empty_cache, memory_stats, register_allocator,
+    reset_peak, set_cache_limit,
+};
+pub use storage::host::HostVec;
+pub use storage::{BackendStorage, ReadGuard, Storage, WriteGuard, host_buffer};
+pub use switchyard::{DType, DTypeSet};
+pub use tensor::Tensor;

@@ -1,59 +1,200 @@
 //! The standard ops. Declared here, once; their kernels live in `switchyard-backends` (and in any
-//! crate that registers more).
+//! crate that registers more), except the view ops', which compute a layout and serve every
+//! backend from here.
 //!
-//! Elementwise ops take two tensors of one shape; a shape mismatch is a [`switchyard::DispatchError`]
-//! (`ErrorKind::Shape`) from the kernel, never a panic inside a loop.
+//! **Elementwise binary ops** broadcast (NumPy's rules) and promote (PyTorch's: the result of
+//! `add(i32, f32)` is `f32`; see [`DType::promote`](switchyard::DType::promote)); `div` of two
+//! integer tensors is true division and gives `f32`. Incompatible shapes are a
+//! [`switchyard::DispatchError`] naming both, never a panic inside a loop.
+//!
+//! **Views** (`view`, `transpose`, `permute`, `narrow`, `slice`, `select`, `expand`, `squeeze`,
+//! `unsqueeze`) share the input's storage: writes through one are seen by the other.
 
-use switchyard::op;
+use switchyard::{DType, kernel, op};
 
+use crate::view as layout;
 use crate::{Device, Tensor};
 
-/// `x + y`, elementwise; `x` and `y` have one shape.
+type Result<T> = std::result::Result<T, switchyard::DispatchError>;
+
+/// `x + y`, elementwise, broadcast and promoted (`bool + bool` is logical or).
 #[op(name = "add")]
 pub fn add(x: &Tensor, y: &Tensor) -> Tensor;
 
-/// `x - y`, elementwise; `x` and `y` have one shape.
+/// `x - y`, elementwise, broadcast and promoted (not defined for two `bool` tensors).
 #[op(name = "sub")]
 pub fn sub(x: &Tensor, y: &Tensor) -> Tensor;
 
-/// `x * y`, elementwise; `x` and `y` have one shape.
+/// `x * y`, elementwise, broadcast and promoted (`bool * bool` is logical and).
 #[op(name = "mul")]
 pub fn mul(x: &Tensor, y: &Tensor) -> Tensor;
 
-/// `x / y`, elementwise (IEEE division: `1 / 0 = inf`); `x` and `y` have one shape.
+/// `x / y`, elementwise, broadcast and promoted; true division (IEEE: `1 / 0 = inf`), so two
+/// integer or `bool` tensors give `f32`.
 #[op(name = "div")]
 pub fn div(x: &Tensor, y: &Tensor) -> Tensor;
 
-/// `-x`, elementwise.
+/// `-x`, elementwise (not defined for `bool`).
 #[op(name = "neg")]
 pub fn neg(x: &Tensor) -> Tensor;
 
-/// `max(x, 0)`, elementwise.
+/// `max(x, 0)`, elementwise (not defined for `bool`).
 #[op(name = "relu")]
 pub fn relu(x: &Tensor) -> Tensor;
 
-/// `e^x`, elementwise.
+/// `e^x`, elementwise; integer and `bool` tensors give `f32`.
 #[op(name = "exp")]
 pub fn exp(x: &Tensor) -> Tensor;
 
-/// The sum of all elements, as a 0-dimensional tensor (`0` for an empty tensor).
+/// The sum of all elements, as a 0-dimensional tensor (`0` for an empty tensor); integer and
+/// `bool` tensors sum to `i64`, floats keep their dtype.
 #[op(name = "sum")]
 pub fn sum(x: &Tensor) -> Tensor;
 
-/// The mean of all elements, as a 0-dimensional tensor (`NaN` for an empty tensor).
+/// The mean of all elements, as a 0-dimensional tensor (`NaN` for an empty tensor); floats only.
 #[op(name = "mean")]
 pub fn mean(x: &Tensor) -> Tensor;
 
-/// The matrix product of `x: [m, k]` and `y: [k, n]`, shape `[m, n]`.
+/// The matrix product of `x: [m, k]` and `y: [k, n]`, shape `[m, n]`, promoted (not `bool`).
 #[op(name = "matmul")]
 pub fn matmul(x: &Tensor, y: &Tensor) -> Tensor;
 
-/// A tensor of `shape` filled with `value`, on `device`. The device argument selects the backend.
+/// A contiguous tensor of `shape` and `dtype` filled with `value` (converted as `to_dtype`
+/// converts), on `device`. The device and dtype arguments select the kernel.
 #[op(name = "full")]
-pub fn full(shape: &[usize], value: f32, device: Device) -> Tensor;
+pub fn full(shape: &[usize], value: f64, dtype: DType, device: Device) -> Tensor;
+
+/// `x` converted to `dtype` (the same tensor if it has it): floats round to nearest, floats to
+/// integers truncate toward zero and saturate, integers wrap, non-zero is `true`.
+#[op(name = "to_dtype")]
+pub fn to_dtype(x: &Tensor, dtype: DType) -> Tensor;
+
+/// `x` with its elements laid out row-major in a storage of its own, or `x` itself when it is
+/// contiguous already.
+#[op(name = "contiguous")]
+pub fn contiguous(x: &Tensor) -> Tensor;
 
 /// `x` copied to `device` (the same tensor if it is there already). The one standard op whose
 /// arguments may be on different devices: the backend of the highest-priority device involved
 /// does the copy (the wgpu backend copies in both directions between the CPU and the GPU).
 #[op(name = "to", mixes_devices)]
 pub fn to(x: &Tensor, device: Device) -> Tensor;
+
+/// `x` with `shape`, sharing its storage; one entry may be `-1`, inferred from the element
+/// count. Errors when the layout cannot be viewed so without a copy (use [`reshape()`]).
+#[op(name = "view")]
+pub fn view(x: &Tensor, shape: &[isize]) -> Tensor;
+
+/// `x` with `shape` (one entry may be `-1`): a view when the layout allows, else a contiguous
+/// copy.
+#[op(name = "reshape")]
+pub fn reshape(x: &Tensor, shape: &[isize]) -> Tensor;
+
+/// `x` with dimensions `d0` and `d1` swapped (a view).
+#[op(name = "transpose")]
+pub fn transpose(x: &Tensor, d0: usize, d1: usize) -> Tensor;
+
+/// `x` with its dimensions reordered: dimension `i` of the result is `dims[i]` of `x` (a view).
+#[op(name = "permute")]
+pub fn permute(x: &Tensor, dims: &[usize]) -> Tensor;
+
+/// Elements `start..start + len` along `dim` (a view).
+#[op(name = "narrow")]
+pub fn narrow(x: &Tensor, dim: usize, start: usize, len: usize) -> Tensor;
+
+/// Elements `start..end` along `dim`, every `step`-th (a view); `end` is clamped to the extent.
+#[op(name = "slice")]
+pub fn slice(x: &Tensor, dim: usize, start: usize, end: usize, step: usize) -> Tensor;
+
+/// The sub-tensor at `index` along `dim`, without that dimension (a view).
+#[op(name = "select")]
+pub fn select(x: &Tensor, dim: usize, index: usize) -> Tensor;
+
+/// `x` broadcast to `shape` (a view whose elements share memory: in-place writes into it are
+/// refused).
+#[op(name = "expand")]
+pub fn expand(x: &Tensor, shape: &[usize]) -> Tensor;
+
+/// `x` without its dimensions of extent 1 (`None`), or without `dim` if its extent is 1 (a view).
+#[op(name = "squeeze")]
+pub fn squeeze(x: &Tensor, dim: Option<usize>) -> Tensor;
+
+/// `x` with a new dimension of extent 1 at `dim` (a view).
+#[op(name = "unsqueeze")]
+pub fn unsqueeze(x: &Tensor, dim: usize) -> Tensor;
+
+/// `-1` entries as unknowns; other negative entries are errors.
+fn wanted_shape(op: &'static str, shape: &[isize]) -> Result<Vec<Option<usize>>> {
+    shape
+        .iter()
+        .map(|&d| match d {
+            -1 => Ok(None),
+            d if d >= 0 => Ok(Some(d as usize)),
+            d => Err(switchyard::DispatchError::shape(
+                op,
+                format!(
+                    "shape {shape:?} has a negative extent {d} (only -1, inferred, is allowed)"
+                ),
+            )),
+        })
+        .collect()
+}
+
+// The view ops' one kernel each: a layout over the same storage, whatever the backend.
+
+#[kernel(op = "view", key = CompositeExplicit)]
+fn view_layout(x: &Tensor, shape: &[isize]) -> Result<Tensor> {
+    layout::view(x, &wanted_shape("view", shape)?)
+}
+
+#[kernel(op = "reshape", key = CompositeExplicit)]
+fn reshape_layout(x: &Tensor, shape: &[isize]) -> Result<Tensor> {
+    let wanted = wanted_shape("reshape", shape)?;
+    match layout::view(x, &wanted) {
+        Ok(v) => Ok(v),
+        Err(_) => {
+            layout::infer_shape("reshape", x, &wanted)?;
+            layout::view(&try_contiguous(x)?, &wanted)
+        }
+    }
+}
+
+#[kernel(op = "transpose", key = CompositeExplicit)]
+fn transpose_layout(x: &Tensor, d0: usize, d1: usize) -> Result<Tensor> {
+    layout::transpose(x, d0, d1)
+}
+
+#[kernel(op = "permute", key = CompositeExplicit)]
+fn permute_layout(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
+    layout::permute(x, dims)
+}
+
+#[kernel(op = "narrow", key = CompositeExplicit)]
+fn narrow_layout(x: &Tensor, dim: usize, start: usize, len: usize) -> Result<Tensor> {
+    layout::narrow(x, dim, start, len)
+}
+
+#[kernel(op = "slice", key = CompositeExplicit)]
+fn slice_layout(x: &Tensor, dim: usize, start: usize, end: usize, step: usize) -> Result<Tensor> {
+    layout::slice(x, dim, start, end, step)
+}
+
+#[kernel(op = "select", key = CompositeExplicit)]
+fn select_layout(x: &Tensor, dim: usize, index: usize) -> Result<Tensor> {
+    layout::select(x, dim, index)
+}
+
+#[kernel(op = "expand", key = CompositeExplicit)]
+fn expand_layout(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    layout::expand(x, shape)
+}
+
+#[kernel(op = "squeeze", key = CompositeExplicit)]
+fn squeeze_layout(x: &Tensor, dim: Option<usize>) -> Result<Tensor> {
+    layout::squeeze(x, dim)
+}
+
+#[kernel(op = "unsqueeze", key = CompositeExplicit)]
+fn unsqueeze_layout(x: &Tensor, dim: usize) -> Result<Tensor> {
+    layout::unsqueeze(x, dim)
+}

@@ -73,7 +73,7 @@ pub fn values(len: usize, seed: u64, range: f32) -> Vec<f32> {
 
 /// A CPU tensor of `shape` filled by [`values`].
 pub fn tensor(shape: &[usize], seed: u64, range: f32) -> Tensor {
-    Tensor::from_vec(values(shape.iter().product(), seed, range), shape).expect("values fit")
+    Tensor::from_vec::<f32>(values(shape.iter().product(), seed, range), shape).expect("values fit")
 }
 
 /// How close a backend's value must be to the oracle's.
@@ -111,8 +111,8 @@ pub fn assert_matches(
 ) {
     assert_eq!(actual.device(), device, "{what}: result device");
     assert_eq!(actual.shape(), expected.shape(), "{what}: shape");
-    let got = actual.to_vec();
-    let want = expected.to_vec();
+    let got = actual.to_vec::<f32>();
+    let want = expected.to_vec::<f32>();
     let scale = scale.map(Tensor::to_vec);
     assert_eq!(got.len(), want.len(), "{what}: length");
     for (i, (&a, &e)) in got.iter().zip(&want).enumerate() {

@@ -34,7 +34,11 @@ fn a_cpu_and_a_gpu_tensor_in_one_call_is_a_device_mismatch() {
     for error in [
         try_add(&cpu, &gpu).unwrap_err(),
         try_add(&gpu, &cpu).unwrap_err(),
-        try_matmul(&gpu, &Tensor::from_vec(vec![1.0; 2], &[2, 1]).unwrap()).unwrap_err(),
+        try_matmul(
+            &gpu,
+            &Tensor::from_vec::<f32>(vec![1.0; 2], &[2, 1]).unwrap(),
+        )
+        .unwrap_err(),
     ] {
         match error.kind() {
             ErrorKind::DeviceMismatch { families, .. } => {
@@ -64,20 +68,20 @@ fn to_copies_between_cpu_gpu_and_a_downstream_device() {
     if !gpu_or_skip("to_copies_between_cpu_gpu_and_a_downstream_device") {
         return;
     }
-    let x = Tensor::from_vec(vec![1.0, -2.0, 3.5, 4.0, 0.0, -0.0], &[2, 3]).unwrap();
+    let x = Tensor::from_vec::<f32>(vec![1.0, -2.0, 3.5, 4.0, 0.0, -0.0], &[2, 3]).unwrap();
     let gpu = to(&x, Device::Wgpu);
     assert_eq!(gpu.device(), Device::Wgpu);
     assert_eq!(gpu.keys(), DispatchKeySet::WGPU);
     assert_eq!(gpu.shape(), &[2, 3]);
-    assert!(gpu.cpu_data().is_none());
+    assert!(gpu.as_slice::<f32>().is_err());
     // The values read back directly, and through `to(Cpu)`.
-    assert_eq!(gpu.to_vec(), x.to_vec());
-    assert_eq!(gpu.to(Device::Cpu).cpu_data(), x.cpu_data());
+    assert_eq!(gpu.to_vec::<f32>(), x.to_vec::<f32>());
+    assert_eq!(gpu.to(Device::Cpu).to_vec::<f32>(), x.to_vec::<f32>());
     assert_eq!(gpu.to_string(), "[[1, -2, 3.5], [4, 0, -0]]");
     assert!(format!("{gpu:?}").contains("device=wgpu"));
     // From a downstream device whose storage reads back to the host.
     let toy = to_toy(&x).unwrap();
-    assert_eq!(toy.to(Device::Wgpu).to_vec(), x.to_vec());
+    assert_eq!(toy.to(Device::Wgpu).to_vec::<f32>(), x.to_vec::<f32>());
     // To it, the wgpu backend cannot go; the error says so, and `try_` forms do not panic.
     let error = try_to(&gpu, Device::PrivateUse1).unwrap_err();
     assert!(
@@ -119,7 +123,7 @@ fn ops_from_many_threads_share_the_batch() {
                     on_gpu = add(&on_gpu, &gpu_x);
                     on_cpu = add(&on_cpu, &x);
                 }
-                assert_eq!(on_gpu.to_vec(), on_cpu.to_vec(), "thread {k}");
+                assert_eq!(on_gpu.to_vec::<f32>(), on_cpu.to_vec::<f32>(), "thread {k}");
             })
         })
         .collect();

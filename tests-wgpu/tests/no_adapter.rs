@@ -5,7 +5,7 @@
 use std::process::Command;
 
 use switchyard::ops::{add, try_full, try_to};
-use switchyard::{Device, ErrorKind, Tensor};
+use switchyard::{DType, Device, ErrorKind, Tensor};
 use switchyard_backends as _;
 
 const CHILD: &str = "SWITCHYARD_NO_ADAPTER_CHILD";
@@ -36,7 +36,7 @@ fn gpu_calls_without_an_adapter_are_errors_and_the_cpu_still_works() {
     }
     let cpu = Tensor::vector(&[1.0, 2.0]);
     for error in [
-        try_full(&[2], 1.0, Device::Wgpu).unwrap_err(),
+        try_full(&[2], 1.0, DType::F32, Device::Wgpu).unwrap_err(),
         try_to(&cpu, Device::Wgpu).unwrap_err(),
         switchyard_backends::wgpu::adapter_info().unwrap_err(),
     ] {
@@ -46,5 +46,5 @@ fn gpu_calls_without_an_adapter_are_errors_and_the_cpu_still_works() {
     }
     assert!(switchyard_backends::wgpu::synchronize().is_err());
     assert_eq!(switchyard_backends::wgpu::pool_stats(), None);
-    assert_eq!(add(&cpu, &cpu).to_vec(), [2.0, 4.0]);
+    assert_eq!(add(&cpu, &cpu).to_vec::<f32>(), [2.0, 4.0]);
 }

@@ -5,7 +5,7 @@
 use switchyard::ops::{
     add, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, try_add, try_matmul, try_mul,
 };
-use switchyard::{Device, ErrorKind, Tensor};
+use switchyard::{DType, Device, ErrorKind, Tensor};
 use switchyard_tests_wgpu::{Backend, Tolerance, assert_matches, naive, tensor};
 
 const INF: f32 = f32::INFINITY;
@@ -114,7 +114,7 @@ fn reductions(backend: Backend) {
             let x = tensor(&shape, 200 + i as u64, 4.0);
             let xd = backend.put(&x);
             // The rounding error of a sum is bounded by a multiple of the sum of magnitudes.
-            let magnitude: f32 = x.to_vec().iter().map(|v| v.abs()).sum();
+            let magnitude: f32 = x.to_vec::<f32>().iter().map(|v| v.abs()).sum();
             let expected = naive(|| sum(&x));
             let what = format!("sum of shape {shape:?}");
             let tolerance = Tolerance::Scaled(1e-5);
@@ -201,20 +201,20 @@ fn abs(x: &Tensor) -> Tensor {
 }
 
 fn fills(backend: Backend) {
-    let cases: &[(&[usize], f32)] = &[
+    let cases: &[(&[usize], f64)] = &[
         (&[], 7.0),
         (&[0], 3.0),
         (&[2, 0, 4], 3.0),
         (&[1], 0.25),
         (&[257], -1.5),
-        (&[3, 1000], INF),
-        (&[2, 2], NAN),
+        (&[3, 1000], f64::INFINITY),
+        (&[2, 2], f64::NAN),
         (&[(1 << 20) + 3], 2.0),
     ];
     for &(shape, value) in cases {
-        let expected = naive(|| full(shape, value, Device::Cpu));
+        let expected = naive(|| full(shape, value, DType::F32, Device::Cpu));
         let what = format!("full({shape:?}, {value})");
-        let actual = full(shape, value, backend.0);
+        let actual = full(shape, value, DType::F32, backend.0);
         assert_matches(&what, backend.0, &actual, &expected, Tolerance::Exact, None);
     }
 }
@@ -247,7 +247,14 @@ fn chains(backend: Backend) {
         None,
     );
     let tolerance = Tolerance::Scaled(1e-5);
-    let scale = Tensor::scalar(expected.to_vec().iter().map(|v| v.abs()).sum::<f32>() / 4099.0);
+    let scale = Tensor::scalar(
+        expected
+            .to_vec::<f32>()
+            .iter()
+            .map(|v| v.abs())
+            .sum::<f32>()
+            / 4099.0,
+    );
     assert_matches(
         "their mean",
         backend.0,
@@ -273,8 +280,8 @@ fn two_row_grid(backend: Backend) {
         Tolerance::Exact,
         None,
     );
-    let expected = naive(|| full(&[len], -2.5, Device::Cpu));
-    let actual = full(&[len], -2.5, backend.0);
+    let expected = naive(|| full(&[len], -2.5, DType::F32, Device::Cpu));
+    let actual = full(&[len], -2.5, DType::F32, backend.0);
     assert_matches(
         "full, two-row grid",
         backend.0,
@@ -314,7 +321,12 @@ fn round_trips(backend: Backend) {
         assert_eq!(there.shape(), shape);
         let back = there.to(Device::Cpu);
         assert_eq!(back.device(), Device::Cpu);
-        let bits = |t: &Tensor| t.to_vec().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        let bits = |t: &Tensor| {
+            t.to_vec::<f32>()
+                .iter()
+                .map(|v| v.to_bits())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(bits(&back), bits(&x), "{shape:?}");
         assert_eq!(bits(&there), bits(&x), "to_vec on the device, {shape:?}");
         // Moving to where a tensor already is gives the same tensor.

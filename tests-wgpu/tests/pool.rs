@@ -40,7 +40,7 @@ fn a_loop_of_ops_reuses_pooled_buffers() {
     assert_eq!(after.reused - before.reused, 100, "{before:?} -> {after:?}");
     // The results are right all the same (the CPU computes the same loop).
     let expected = hundred_ops(&x.to(Device::Cpu), &y.to(Device::Cpu));
-    assert_eq!(result.to_vec(), expected.to_vec());
+    assert_eq!(result.to_vec::<f32>(), expected.to_vec::<f32>());
     // At most the loop's two live tensors' worth of buffers of that size sit idle, plus staging.
     drop(result);
     let idle = pool_stats().unwrap();

@@ -27,12 +27,12 @@ fn ops_record_and_reads_submit() {
     let total = sum(&t); // 1000 elements: one reduction pass
     assert_eq!(recorded_dispatches(), 6);
     // Reading the value submits the batch and waits: 6 · (0 + 1 + … + 999) = 2997000.
-    assert_eq!(total.to_vec(), [2_997_000.0]);
+    assert_eq!(total.to_vec::<f32>(), [2_997_000.0]);
     assert_eq!(recorded_dispatches(), 0);
     // A long chain is submitted in batches as it is recorded, never more than a batch pending.
     for _ in 0..100 {
         t = add(&t, &x);
         assert!(recorded_dispatches() <= 32);
     }
-    assert_eq!(t.to_vec()[999], 106.0 * 999.0);
+    assert_eq!(t.to_vec::<f32>()[999], 106.0 * 999.0);
 }

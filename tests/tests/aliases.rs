@@ -58,7 +58,7 @@ fn autograd_alias_serves_backends_with_kernels_and_the_body_serves_the_rest() {
     );
     {
         let _grad = include(DispatchKey::AutogradCpu);
-        assert_eq!(square(&x).to_vec(), [1005.0]);
+        assert_eq!(square(&x).to_vec::<f32>(), [1005.0]);
     }
     // The toy device has none: its autograd key flows through the decomposition (the body),
     // whose `mul` is then differentiated by `mul`'s own autograd kernel and runs on the toy device.
@@ -71,7 +71,7 @@ fn autograd_alias_serves_backends_with_kernels_and_the_body_serves_the_rest() {
     let _grad = include(DispatchKey::AutogradPrivateUse1);
     let out = square(&toy);
     assert_eq!(out.device(), Device::PrivateUse1);
-    assert_eq!(out.to_vec(), [4.0]);
+    assert_eq!(out.to_vec::<f32>(), [4.0]);
     assert_eq!(MUL_AUTOGRAD_CALLS.load(Ordering::Relaxed) - before, 1);
     assert!(h.table_dump().contains("[autograd alias]"));
 }
@@ -100,7 +100,7 @@ fn composite_explicit_serves_backends_but_not_autograd() {
         SlotOrigin::Missing
     );
     assert!(h.table_dump().contains("[composite explicit]"));
-    assert_eq!(double(&Tensor::vector(&[1.5])).to_vec(), [3.0]);
+    assert_eq!(double(&Tensor::vector(&[1.5])).to_vec::<f32>(), [3.0]);
 }
 
 /// A factory with a body and no dispatchable argument.
@@ -114,7 +114,7 @@ pub fn nothing() -> Tensor;
 
 #[test]
 fn calls_with_no_dispatchable_argument_run_the_composite_or_say_so() {
-    assert_eq!(ones3().to_vec(), [1.0, 1.0, 1.0]);
+    assert_eq!(ones3().to_vec::<f32>(), [1.0, 1.0, 1.0]);
     let err = try_nothing().unwrap_err();
     assert!(
         err.to_string().contains("no dispatchable arguments"),
@@ -122,6 +122,6 @@ fn calls_with_no_dispatchable_argument_run_the_composite_or_say_so() {
     );
     // Under a mode, the mode redispatches with no keys left: the same slot.
     let (ones, graph) = switchyard::trace(ones3);
-    assert_eq!(ones.to_vec(), [1.0, 1.0, 1.0]);
+    assert_eq!(ones.to_vec::<f32>(), [1.0, 1.0, 1.0]);
     assert_eq!(graph.op_names(), ["aliases::ones3"]);
 }

@@ -1,5 +1,6 @@
 //! Boxed calls: by handle and by name, with every kind of argument, and bad input as errors.
 
+use switchyard::DType;
 use switchyard::FromValue;
 use switchyard::ops::full;
 use switchyard::{
@@ -19,19 +20,23 @@ fn standard_ops_run_boxed() {
     let mut stack: Stack = [Value::from(&x), Value::from(&y)].into_iter().collect();
     call_boxed("mul", &mut stack).unwrap();
     assert_eq!(stack.len(), 1);
-    assert_eq!(tensor(&stack.values()[0]).to_vec(), [4.0, 10.0, 18.0]);
+    assert_eq!(
+        tensor(&stack.values()[0]).to_vec::<f32>(),
+        [4.0, 10.0, 18.0]
+    );
 
     // A factory: a list, a float and a device; it dispatches on the device.
     let mut stack = Stack::new();
     stack.push(Value::List(vec![Value::Int(2), Value::Int(2)]));
-    stack.push(1.5f32);
+    stack.push(1.5f64);
+    stack.push(DType::F32);
     stack.push(Device::Cpu);
     find_op("full").unwrap().call_boxed(&mut stack).unwrap();
     let out = stack.pop().unwrap();
     assert_eq!(tensor(&out).shape(), [2, 2]);
     assert_eq!(
-        tensor(&out).to_vec(),
-        full(&[2, 2], 1.5, Device::Cpu).to_vec()
+        tensor(&out).to_vec::<f32>(),
+        full(&[2, 2], 1.5, DType::F32, Device::Cpu).to_vec::<f32>()
     );
 }
 
@@ -115,6 +120,7 @@ fn wrong_type_is_an_error_naming_the_argument() {
     let mut stack = Stack::new();
     stack.push(Value::List(vec![Value::Int(-2)]));
     stack.push(0.0f64);
+    stack.push(DType::F32);
     stack.push(Device::Cpu);
     let err = call_boxed("full", &mut stack).unwrap_err();
     assert!(
@@ -193,11 +199,11 @@ fn boxed_to_honours_mixes_devices() {
     .unwrap();
     let x = Tensor::vector(&[1.0, 2.0]);
     let typed = switchyard::ops::try_to(&x, switchyard::Device::PrivateUse3).unwrap();
-    assert_eq!(typed.to_vec(), [1.0, 2.0]);
+    assert_eq!(typed.to_vec::<f32>(), [1.0, 2.0]);
     let mut stack = Stack::new();
     stack.push(&x);
     stack.push(switchyard::Device::PrivateUse3);
     switchyard::call_boxed("to", &mut stack).unwrap();
     let boxed = stack.pop().expect("`to` left its result");
-    assert_eq!(tensor(&boxed).to_vec(), [1.0, 2.0]);
+    assert_eq!(tensor(&boxed).to_vec::<f32>(), [1.0, 2.0]);
 }

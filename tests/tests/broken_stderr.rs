@@ -30,8 +30,8 @@ fn calls_with_a_broken_stderr_child() {
     std::panic::set_hook(Box::new(|info| println!("child panicked: {info}")));
     wait_for_broken_stderr();
     let x = Tensor::vector(&[1.0, 2.0, 3.0]);
-    assert_eq!(try_mul(&x, &x).unwrap().to_vec(), [1.0, 4.0, 9.0]);
-    assert_eq!(try_sum(&x).unwrap().to_vec(), [6.0]);
+    assert_eq!(try_mul(&x, &x).unwrap().to_vec::<f32>(), [1.0, 4.0, 9.0]);
+    assert_eq!(try_sum(&x).unwrap().to_vec::<f32>(), [6.0]);
     // A failing call prints its error under `SWITCHYARD_TRACE`, too.
     let error = try_matmul(&x, &x).unwrap_err();
     assert!(error.to_string().contains("matmul"), "{error}");

@@ -34,8 +34,11 @@ fn recorded() -> Vec<&'static str> {
 #[test]
 fn a_user_tracing_fallback_breaks_no_op_when_tracing_is_off() {
     let x = Tensor::vector(&[1.0, 2.0]);
-    assert_eq!(mul(&x, &x).to_vec(), [1.0, 4.0]);
-    assert_eq!(switchyard::ops::try_mean(&x).unwrap().to_vec(), [1.5]);
+    assert_eq!(mul(&x, &x).to_vec::<f32>(), [1.0, 4.0]);
+    assert_eq!(
+        switchyard::ops::try_mean(&x).unwrap().to_vec::<f32>(),
+        [1.5]
+    );
     assert!(recorded().is_empty(), "Tracing is not on: nothing recorded");
 }
 
@@ -43,7 +46,7 @@ fn a_user_tracing_fallback_breaks_no_op_when_tracing_is_off() {
 fn the_user_fallback_runs_under_include_tracing() {
     let x = Tensor::vector(&[1.0, 2.0]);
     let _on = switchyard::include(DispatchKey::Tracing);
-    assert_eq!(mean(&mul(&x, &x)).to_vec(), [2.5]);
+    assert_eq!(mean(&mul(&x, &x)).to_vec::<f32>(), [2.5]);
     assert_eq!(recorded(), ["mul", "mean"]);
 }
 
@@ -51,7 +54,7 @@ fn the_user_fallback_runs_under_include_tracing() {
 fn builtin_trace_and_profile_work_beside_it() {
     let x = Tensor::vector(&[1.0, 2.0]);
     let (value, graph) = switchyard::trace(|| mean(&add(&x, &x)));
-    assert_eq!(value.to_vec(), [3.0]);
+    assert_eq!(value.to_vec::<f32>(), [3.0]);
     let text = graph.to_string();
     assert!(text.contains("add(") && text.contains("mean("), "{text}");
     let (_, profile) = switchyard::profile(|| mul(&x, &x));

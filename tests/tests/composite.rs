@@ -15,11 +15,11 @@ pub fn square_plus(x: &Tensor) -> Tensor {
 #[test]
 fn body_runs_where_no_kernel_exists() {
     let x = Tensor::vector(&[1.0, 2.0, -3.0]);
-    assert_eq!(square_plus(&x).to_vec(), [2.0, 6.0, 6.0]);
+    assert_eq!(square_plus(&x).to_vec::<f32>(), [2.0, 6.0, 6.0]);
     // On the toy device too: the decomposition reaches the toy kernels of `mul` and `add`.
     let toy = square_plus(&to_toy(&x).unwrap());
     assert_eq!(toy.device(), switchyard::Device::PrivateUse1);
-    assert_eq!(toy.to_vec(), [2.0, 6.0, 6.0]);
+    assert_eq!(toy.to_vec::<f32>(), [2.0, 6.0, 6.0]);
     let handle = find_op("square_plus").unwrap();
     assert!(handle.has_composite());
     assert_eq!(
@@ -57,7 +57,7 @@ pub fn twice(x: &Tensor) -> f32 {
 
 #[kernel(op = "twice", key = CpuNaive)]
 fn twice_naive(x: &Tensor) -> f32 {
-    2.0 * x.cpu_data().unwrap()[0]
+    2.0 * x.as_slice::<f32>().unwrap()[0]
 }
 
 #[test]
@@ -123,7 +123,7 @@ fn panic_message(run: impl FnOnce() -> Tensor) -> String {
 fn a_body_propagates_an_inner_error_through_try() {
     let a = Tensor::vector(&[1.0, 2.0, 3.0]);
     let b = Tensor::vector(&[1.0, 0.0, 1.0]);
-    assert_eq!(mse(&a, &b).to_vec(), [(0.0 + 4.0 + 4.0) / 3.0]);
+    assert_eq!(mse(&a, &b).to_vec::<f32>(), [(0.0 + 4.0 + 4.0) / 3.0]);
 
     let short = Tensor::vector(&[1.0, 2.0]);
     let inner: DispatchError = try_sub(&a, &short).unwrap_err();
@@ -138,7 +138,7 @@ fn a_body_propagates_an_inner_error_through_try() {
 #[test]
 fn a_body_propagates_a_missing_kernel_and_may_return_early() {
     let x = Tensor::vector(&[1.0]);
-    assert_eq!(guarded(&x, true).to_vec(), [1.0]);
+    assert_eq!(guarded(&x, true).to_vec::<f32>(), [1.0]);
     let inner = try_nowhere(&x).unwrap_err();
     assert!(inner.to_string().contains("composite::nowhere"), "{inner}");
     let err = try_guarded(&x, false).expect_err("`nowhere` has no kernel");

@@ -33,7 +33,7 @@ fn second_fallback(
 fn two_fallbacks_fail_only_calls_that_reach_their_key() {
     let x = Tensor::vector(&[1.0, -2.0]);
     assert_eq!(
-        mul(&x, &x).to_vec(),
+        mul(&x, &x).to_vec::<f32>(),
         [1.0, 4.0],
         "the key is not active: no effect"
     );
@@ -75,8 +75,16 @@ fn half_broken_two(x: &Tensor) -> Tensor {
 #[test]
 fn two_kernels_fail_only_their_slot() {
     let x = Tensor::vector(&[3.0]);
-    assert_eq!(half_broken(&x).to_vec(), [3.0], "the CPU slot is fine");
-    assert_eq!(add(&x, &x).to_vec(), [6.0], "other ops are untouched");
+    assert_eq!(
+        half_broken(&x).to_vec::<f32>(),
+        [3.0],
+        "the CPU slot is fine"
+    );
+    assert_eq!(
+        add(&x, &x).to_vec::<f32>(),
+        [6.0],
+        "other ops are untouched"
+    );
     let _device = switchyard::include(DispatchKey::PrivateUse2);
     let text = try_half_broken(&x).unwrap_err().to_string();
     assert!(
@@ -121,20 +129,20 @@ fn a_second_crate_at_a_simd_key_is_a_conflict_not_a_silent_loser() {
     );
     // The naive backend still serves `neg`; other ops are fine.
     let _naive = switchyard::exclude(DispatchKey::CpuSimd);
-    assert_eq!(neg(&x).to_vec(), [-1.0]);
+    assert_eq!(neg(&x).to_vec::<f32>(), [-1.0]);
 }
 
 // ---- a deliberate override ----
 
 #[kernel(op = relu, key = CPU_SIMD, overrides)]
 fn relu_mine(x: &Tensor) -> Tensor {
-    Tensor::from_fn(x.shape(), |_| 42.0)
+    Tensor::from_fn(x.shape(), |_| 42.0f32)
 }
 
 #[test]
 fn a_declared_override_runs_and_shows_both_provenances() {
     let x = Tensor::vector(&[-1.0, 1.0]);
-    assert_eq!(relu(&x).to_vec(), [42.0, 42.0]);
+    assert_eq!(relu(&x).to_vec::<f32>(), [42.0, 42.0]);
     let dump = relu::handle().table_dump();
     assert!(dump.contains("relu_mine"), "{dump}");
     assert!(dump.contains("overrides"), "{dump}");
@@ -154,12 +162,12 @@ fn runtime_registration_that_would_never_run_is_refused_and_override_works() {
         err.to_string().contains("overrides") || err.to_string().contains("override"),
         "{err}"
     );
-    assert_eq!(sub(&x, &x).to_vec(), [0.0], "nothing changed");
+    assert_eq!(sub(&x, &x).to_vec::<f32>(), [0.0], "nothing changed");
     let guard = sub::register_override(DispatchKey::CpuSimd, "sub_mine", kernel).unwrap();
-    assert_eq!(sub(&x, &x).to_vec(), [2.0], "the override runs");
+    assert_eq!(sub(&x, &x).to_vec::<f32>(), [2.0], "the override runs");
     assert!(sub::handle().table_dump().contains("sub_mine"));
     drop(guard);
-    assert_eq!(sub(&x, &x).to_vec(), [0.0], "undone");
+    assert_eq!(sub(&x, &x).to_vec::<f32>(), [0.0], "undone");
 }
 
 #[test]

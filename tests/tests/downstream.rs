@@ -9,11 +9,11 @@ use switchyard_example_downstream::{scale, to_toy};
 #[test]
 fn downstream_op_runs_on_cpu_and_toy_device() {
     let x = Tensor::vector(&[1.0, -2.0]);
-    assert_eq!(scale(&x, 3.0).to_vec(), [3.0, -6.0]);
+    assert_eq!(scale(&x, 3.0).to_vec::<f32>(), [3.0, -6.0]);
     let toy = to_toy(&x).unwrap();
     let scaled = scale(&toy, 3.0);
     assert_eq!(scaled.device(), Device::PrivateUse1);
-    assert_eq!(scaled.to_vec(), [3.0, -6.0]);
+    assert_eq!(scaled.to_vec::<f32>(), [3.0, -6.0]);
 }
 
 #[test]
@@ -25,7 +25,7 @@ fn downstream_kernels_for_standard_ops_are_found() {
         Device::PrivateUse1,
         "the toy kernel ran, not a CPU one"
     );
-    assert_eq!(mul(&sum, &toy).to_vec(), [2.0, 8.0]);
+    assert_eq!(mul(&sum, &toy).to_vec::<f32>(), [2.0, 8.0]);
 
     let registrations = switchyard::ops::add::handle().registrations();
     let toy_kernel = registrations
@@ -92,7 +92,7 @@ fn dump_lists_ops_schemas_and_provenance() {
         "{dump}"
     );
     assert!(
-        dump.contains("full(shape: int[], value: float, device: Device) -> Tensor"),
+        dump.contains("full(shape: int[], value: float, dtype: DType, device: Device) -> Tensor"),
         "{dump}"
     );
     assert!(

@@ -139,7 +139,7 @@ fn missing_backend_kernel_names_key_device_and_alternatives() {
     );
     // The toy device does have a kernel.
     let toy = to_toy(&Tensor::vector(&[1.0])).unwrap();
-    assert_eq!(toy_only(&toy).to_vec(), [1.0]);
+    assert_eq!(toy_only(&toy).to_vec::<f32>(), [1.0]);
 }
 
 #[test]
@@ -175,8 +175,8 @@ fn device_mismatch_names_op_and_both_devices() {
     );
     assert_eq!(panic_message(|| drop(add(&toy, &cpu))), text);
     // One device is fine on either side.
-    assert_eq!(add(&toy, &toy).to_vec(), [2.0, 4.0]);
-    assert_eq!(add(&cpu, &cpu).to_vec(), [2.0, 4.0]);
+    assert_eq!(add(&toy, &toy).to_vec::<f32>(), [2.0, 4.0]);
+    assert_eq!(add(&cpu, &cpu).to_vec::<f32>(), [2.0, 4.0]);
 }
 
 /// A user's host value that reports only `CpuNaive` (not both CPU keys, as our tensors do).
@@ -213,7 +213,7 @@ fn a_value_with_one_cpu_key_is_on_the_cpu() {
         }
     );
     let cpu = Tensor::vector(&[3.0]);
-    assert_eq!(with_host_value(&cpu, &NaiveOnly).to_vec(), [3.0]);
+    assert_eq!(with_host_value(&cpu, &NaiveOnly).to_vec::<f32>(), [3.0]);
 }
 
 #[test]

@@ -39,6 +39,6 @@ fn every_spelling_registers_for_every_op() {
     // And both pass calls through.
     let x = switchyard::Tensor::vector(&[2.0]);
     let _layers = switchyard::include(DispatchKeySet::CUSTOM1 | DispatchKeySet::CUSTOM2);
-    assert_eq!(switchyard::ops::mul(&x, &x).to_vec(), [4.0]);
+    assert_eq!(switchyard::ops::mul(&x, &x).to_vec::<f32>(), [4.0]);
     assert!(find_op("mul").is_some());
 }

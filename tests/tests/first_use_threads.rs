@@ -16,8 +16,8 @@ use switchyard_backends as _; // links the CPU kernels of `add` and `sum`
 /// Op number `i` adds `i` to every element. A kernel that `x + offset` would give for another
 /// op's offset is caught by the per-op expected values.
 fn plus(x: &Tensor, offset: f32) -> Tensor {
-    let values = x.cpu_data().expect("a CPU tensor");
-    Tensor::from_vec(values.iter().map(|v| v + offset).collect(), x.shape()).unwrap()
+    let values = x.as_slice::<f32>().expect("a CPU tensor");
+    Tensor::from_vec::<f32>(values.iter().map(|v| v + offset).collect(), x.shape()).unwrap()
 }
 
 /// Declares one op and its `CpuNaive` kernel per `(op, kernel, offset)`, and `OPS`: every op with
@@ -79,7 +79,8 @@ fn run_thread(thread: usize, barrier: &Barrier) {
     for round in 0..ROUNDS {
         // Values exact in f32, different per thread and per round.
         let input =
-            Tensor::from_vec(vec![thread as f32, round as f32, -0.5, 100.0], &[2, 2]).unwrap();
+            Tensor::from_vec::<f32>(vec![thread as f32, round as f32, -0.5, 100.0], &[2, 2])
+                .unwrap();
         for step in 0..OPS.len() {
             let position = if thread.is_multiple_of(2) {
                 (step + 7 * thread) % OPS.len()
@@ -103,7 +104,7 @@ fn run_thread(thread: usize, barrier: &Barrier) {
                 100.0 + offset,
             ];
             assert_eq!(
-                out.to_vec(),
+                out.to_vec::<f32>(),
                 expected,
                 "{name} on thread {thread}, round {round}"
             );
@@ -112,8 +113,8 @@ fn run_thread(thread: usize, barrier: &Barrier) {
         let total = OPS.iter().fold(Tensor::vector(&[0.0, 1.0]), |acc, op| {
             add(&acc, &Tensor::vector(&[op.4, op.4]))
         });
-        assert_eq!(total.to_vec(), [1225.0, 1226.0]);
-        assert_eq!(sum(&total).to_vec(), [2451.0]);
+        assert_eq!(total.to_vec::<f32>(), [1225.0, 1226.0]);
+        assert_eq!(sum(&total).to_vec::<f32>(), [2451.0]);
     }
 }
 
@@ -157,7 +158,7 @@ fn eight_threads_build_fifty_tables_at_first_use() {
             "{name}"
         );
         assert_eq!(
-            call(&Tensor::scalar(0.25)).to_vec(),
+            call(&Tensor::scalar(0.25)).to_vec::<f32>(),
             [0.25 + offset],
             "{name}"
         );

@@ -26,7 +26,7 @@ macro_rules! user_types {
 user_types!(K, Signature, KernelFn, Kernel, OpKernel, Scale);
 
 fn first(x: &Tensor) -> f32 {
-    x.cpu_data().expect("a CPU tensor")[0]
+    x.as_slice::<f32>().expect("a CPU tensor")[0]
 }
 
 // ---- a parameter named `keys` ----

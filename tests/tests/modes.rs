@@ -37,7 +37,7 @@ fn a_counting_mode_counts_top_level_ops_only() {
     {
         let _counting = include(DispatchKey::Custom4);
         let total = add(&sum_of_squares(&x), &Tensor::scalar(1.0));
-        assert_eq!(total.to_vec(), [15.0]);
+        assert_eq!(total.to_vec::<f32>(), [15.0]);
     }
     assert_eq!(TOP_LEVEL_CALLS.load(Ordering::Relaxed) - before, 2);
     // Outside the guard nothing is counted.
@@ -58,10 +58,10 @@ fn trace_records_top_level_ops_with_shapes_and_devices() {
     );
     assert_eq!(
         graph.to_string(),
-        "%0 = modes::sum_of_squares(Tensor[2, 3]@cpu) -> Tensor[]@cpu\n\
-         %1 = mul(Tensor[2, 3]@cpu, Tensor[2, 3]@cpu) -> Tensor[2, 3]@cpu\n\
-         %2 = mean(%1) -> Tensor[]@cpu\n\
-         %3 = add(%0, %2) -> Tensor[]@cpu\n"
+        "%0 = modes::sum_of_squares(Tensor[2, 3]:f32@cpu) -> Tensor[]:f32@cpu\n\
+         %1 = mul(Tensor[2, 3]:f32@cpu, Tensor[2, 3]:f32@cpu) -> Tensor[2, 3]:f32@cpu\n\
+         %2 = mean(%1) -> Tensor[]:f32@cpu\n\
+         %3 = add(%0, %2) -> Tensor[]:f32@cpu\n"
     );
     // Nothing is recorded outside `trace`, and tracing is off again.
     let (_, empty) = trace(|| ());
@@ -159,7 +159,7 @@ fn dispatch_trace_fallback_child() {
     let x = Tensor::vector(&[1.0, 2.0]);
     {
         let _mode = include(DispatchKey::Custom3);
-        assert_eq!(mul(&x, &x).to_vec(), [1.0, 4.0]);
+        assert_eq!(mul(&x, &x).to_vec::<f32>(), [1.0, 4.0]);
         let mut stack = Stack::from(vec![Value::from(&x), Value::from(&x)]);
         switchyard::call_boxed("mul", &mut stack).unwrap();
     }

@@ -44,7 +44,7 @@ fn avx2_lowers_the_choice() {
     );
     let x = switchyard::Tensor::vector(&[0.0, 1.0]);
     assert_eq!(
-        switchyard::ops::exp(&x).to_vec(),
+        switchyard::ops::exp(&x).to_vec::<f32>(),
         [1.0, std::f32::consts::E]
     );
 }

@@ -51,16 +51,16 @@ fn default_forces_the_scalar_path_and_the_dump_says_so() {
     let x = tensor(1001, 1, -20.0, 20.0, true);
     assert_exact(
         "exp",
-        &switchyard::ops::exp(&x).to_vec(),
+        &switchyard::ops::exp(&x).to_vec::<f32>(),
         &switchyard::ops::exp::redispatch(naive, &x)
             .unwrap()
-            .to_vec(),
+            .to_vec::<f32>(),
     );
     assert_eq!(
-        switchyard::ops::sum(&x).to_vec()[0].to_bits(),
+        switchyard::ops::sum(&x).to_vec::<f32>()[0].to_bits(),
         switchyard::ops::sum::redispatch(naive, &x)
             .unwrap()
-            .to_vec()[0]
+            .to_vec::<f32>()[0]
             .to_bits()
     );
 }

@@ -21,5 +21,5 @@ fn an_unknown_value_warns_and_detects() {
         ))
     );
     let x = switchyard::Tensor::vector(&[1.0, 2.0, 3.0]);
-    assert_eq!(switchyard::ops::sum(&x).to_vec(), [6.0]);
+    assert_eq!(switchyard::ops::sum(&x).to_vec::<f32>(), [6.0]);
 }

@@ -187,10 +187,10 @@ fn elementwise_binary_ops_equal_naive_exactly() {
                     // Wide range: products overflow, quotients underflow, specials meet.
                     let x = tensor(n, seed, -1e20, 1e20, true);
                     let y = tensor(n, seed + 1000, -1e20, 1e20, true);
-                    let want = naive(NAIVE, &x, &y).unwrap().to_vec();
+                    let want = naive(NAIVE, &x, &y).unwrap().to_vec::<f32>();
                     let got = run(&x, &y).unwrap();
                     assert_eq!(got.shape(), x.shape());
-                    assert_exact(&format!("{op} {name} n={n}"), &got.to_vec(), &want);
+                    assert_exact(&format!("{op} {name} n={n}"), &got.to_vec::<f32>(), &want);
                 }
             }
             let mismatch = run(&Tensor::vector(&[1.0; 3]), &Tensor::vector(&[1.0; 4]));
@@ -210,10 +210,10 @@ fn elementwise_unary_ops_equal_naive_exactly() {
         for (name, run) in unary_runs(op, dispatched) {
             for &n in SIZES {
                 let x = tensor(n, n as u64, -10.0, 10.0, true);
-                let want = naive(NAIVE, &x).unwrap().to_vec();
+                let want = naive(NAIVE, &x).unwrap().to_vec::<f32>();
                 assert_exact(
                     &format!("{op} {name} n={n}"),
-                    &run(&x).unwrap().to_vec(),
+                    &run(&x).unwrap().to_vec::<f32>(),
                     &want,
                 );
             }
@@ -221,8 +221,8 @@ fn elementwise_unary_ops_equal_naive_exactly() {
             let specials = Tensor::vector(&[-0.0, 0.0, f32::NAN, -f32::NAN, -1.0]);
             assert_exact(
                 &format!("{op} {name} specials"),
-                &run(&specials).unwrap().to_vec(),
-                &naive(NAIVE, &specials).unwrap().to_vec(),
+                &run(&specials).unwrap().to_vec::<f32>(),
+                &naive(NAIVE, &specials).unwrap().to_vec::<f32>(),
             );
         }
     }
@@ -237,10 +237,10 @@ fn exp_is_within_one_ulp_of_naive() {
         // subnormals to 0), with the special values.
         for &n in SIZES {
             let x = tensor(n, 7 + n as u64, -110.0, 95.0, true);
-            let want = exp::redispatch(NAIVE, &x).unwrap().to_vec();
-            let got = run(&x).unwrap().to_vec();
+            let want = exp::redispatch(NAIVE, &x).unwrap().to_vec::<f32>();
+            let got = run(&x).unwrap().to_vec::<f32>();
             for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
-                let input = x.to_vec()[i];
+                let input = x.to_vec::<f32>()[i];
                 assert!(
                     ulps(g, w) <= 1,
                     "exp {name}: exp({input:e}) = {g:e}, naive {w:e}"
@@ -270,7 +270,7 @@ fn exp_is_within_one_ulp_of_naive() {
             88.8,
             -104.0,
         ];
-        let got = run(&Tensor::vector(&specials)).unwrap().to_vec();
+        let got = run(&Tensor::vector(&specials)).unwrap().to_vec::<f32>();
         assert!(got[0].is_nan());
         assert_eq!(
             &got[1..],
@@ -292,14 +292,14 @@ fn sum_and_mean_are_within_tolerance_of_naive() {
                 for (lo, hi) in [(-1.0, 1.0), (0.0, 1000.0)] {
                     let values = data(n, n as u64 + 3, lo, hi, false);
                     let x = Tensor::vector(&values);
-                    let want = naive(NAIVE, &x).unwrap().to_vec()[0];
+                    let want = naive(NAIVE, &x).unwrap().to_vec::<f32>()[0];
                     let got = run(&x).unwrap();
                     assert_eq!(got.shape(), &[] as &[usize]);
                     let scale = if op == "mean" { n.max(1) as f32 } else { 1.0 };
                     assert_sum_close(
                         &format!("{op} {name} n={n}"),
                         &values,
-                        got.to_vec()[0] * scale,
+                        got.to_vec::<f32>()[0] * scale,
                         want * scale,
                     );
                 }
@@ -315,8 +315,8 @@ fn sum_and_mean_are_within_tolerance_of_naive() {
             ];
             for values in cases {
                 let x = Tensor::vector(values);
-                let want = naive(NAIVE, &x).unwrap().to_vec()[0];
-                let got = run(&x).unwrap().to_vec()[0];
+                let want = naive(NAIVE, &x).unwrap().to_vec::<f32>()[0];
+                let got = run(&x).unwrap().to_vec::<f32>()[0];
                 assert!(same(got, want), "{op} {name} {values:?}: {got} vs {want}");
             }
         }
@@ -339,12 +339,12 @@ fn matmul_is_within_tolerance_of_naive() {
         ] {
             let a = data(m * k, 11, -1.0, 1.0, false);
             let b = data(k * n, 12, -1.0, 1.0, false);
-            let x = Tensor::from_slice(&a, &[m, k]).unwrap();
-            let y = Tensor::from_slice(&b, &[k, n]).unwrap();
-            let want = matmul::redispatch(NAIVE, &x, &y).unwrap().to_vec();
+            let x = Tensor::from_slice::<f32>(&a, &[m, k]).unwrap();
+            let y = Tensor::from_slice::<f32>(&b, &[k, n]).unwrap();
+            let want = matmul::redispatch(NAIVE, &x, &y).unwrap().to_vec::<f32>();
             let got = run(&x, &y).unwrap();
             assert_eq!(got.shape(), &[m, n]);
-            for (index, (&g, &w)) in got.to_vec().iter().zip(&want).enumerate() {
+            for (index, (&g, &w)) in got.to_vec::<f32>().iter().zip(&want).enumerate() {
                 let (i, j) = (index / n, index % n);
                 let magnitude: f32 = (0..k).map(|p| (a[i * k + p] * b[p * n + j]).abs()).sum();
                 let tolerance = k as f32 * f32::EPSILON * magnitude + f32::MIN_POSITIVE;

@@ -2,6 +2,7 @@
 //! never installed (the key then behaves as if it had no kernel), ops with only a naive kernel
 //! still work, and every feature name the macro accepts is one the runtime knows.
 
+use switchyard::DType;
 use switchyard::cpu::{CpuFeatures, CpuPolicy, FEATURE_NAMES};
 use switchyard::ops::full;
 use switchyard::{Device, DispatchKey, SlotOrigin, Tensor, kernel, op};
@@ -13,7 +14,7 @@ pub fn halve(x: &Tensor) -> Tensor;
 
 #[kernel(op = "halve", key = CpuNaive)]
 fn halve_naive(x: &Tensor) -> Tensor {
-    let values = x.cpu_data().unwrap();
+    let values = x.as_slice::<f32>().unwrap();
     Tensor::from_fn(x.shape(), |i| values[i] / 2.0)
 }
 
@@ -21,13 +22,16 @@ fn halve_naive(x: &Tensor) -> Tensor {
 fn an_op_with_only_a_naive_kernel_still_works() {
     // A CPU tensor carries CpuSimd above CpuNaive; CpuSimd falls through.
     let x = Tensor::vector(&[2.0, -4.0, 1.0]);
-    assert_eq!(halve(&x).to_vec(), [1.0, -2.0, 0.5]);
+    assert_eq!(halve(&x).to_vec::<f32>(), [1.0, -2.0, 0.5]);
     assert_eq!(
         halve::handle().slot(DispatchKey::CpuSimd).unwrap(),
         SlotOrigin::Fallthrough
     );
     // A standard op with no SIMD kernel, through a Device argument.
-    assert_eq!(full(&[3], 1.5, Device::Cpu).to_vec(), [1.5; 3]);
+    assert_eq!(
+        full(&[3], 1.5, DType::F32, Device::Cpu).to_vec::<f32>(),
+        [1.5; 3]
+    );
     assert_eq!(
         full::handle().slot(DispatchKey::CpuSimd).unwrap(),
         SlotOrigin::Fallthrough

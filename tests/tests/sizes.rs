@@ -10,6 +10,7 @@
 use std::panic::{RefUnwindSafe, UnwindSafe, catch_unwind};
 use std::sync::mpsc;
 use std::time::Duration;
+use switchyard::DType;
 
 use switchyard::ops::{
     add, exp, full, matmul, mean, neg, relu, sum, to, try_add, try_div, try_exp, try_full,
@@ -109,7 +110,7 @@ fn check_out_of_memory(error: &DispatchError, op: &str, bytes: usize) {
 }
 
 fn empty(shape: &[usize]) -> Tensor {
-    Tensor::from_vec(Vec::new(), shape).unwrap()
+    Tensor::from_vec::<f32>(Vec::new(), shape).unwrap()
 }
 
 // ---- element counts ----
@@ -118,12 +119,12 @@ fn empty(shape: &[usize]) -> Tensor {
 fn from_vec_rejects_a_shape_whose_element_count_wraps() {
     // (2⁶² + 1) · 4 wraps to 4 in 64 bits: it must not pass for four values.
     let shape = [(1 << 62) + 1, 4];
-    let error = Tensor::from_vec(vec![0.0; 4], &shape).unwrap_err();
+    let error = Tensor::from_vec::<f32>(vec![0.0; 4], &shape).unwrap_err();
     check_size_overflow(&error, "Tensor::from_vec", &[&shape]);
-    let error = Tensor::from_slice(&[0.0; 4], &shape).unwrap_err();
+    let error = Tensor::from_slice::<f32>(&[0.0; 4], &shape).unwrap_err();
     check_size_overflow(&error, "Tensor::from_slice", &[&shape]);
     // A count that fits `usize` but whose bytes exceed the largest possible allocation.
-    let error = Tensor::from_vec(Vec::new(), &[usize::MAX / 2]).unwrap_err();
+    let error = Tensor::from_vec::<f32>(Vec::new(), &[usize::MAX / 2]).unwrap_err();
     check_size_overflow(&error, "Tensor::from_vec", &[&[usize::MAX / 2]]);
     // Overflowing the other way round, and in three dimensions.
     for shape in [
@@ -131,7 +132,7 @@ fn from_vec_rejects_a_shape_whose_element_count_wraps() {
         [1 << 32, 1 << 32, 1],
         [usize::MAX, 2, 1],
     ] {
-        let error = Tensor::from_vec(vec![0.0; 4], &shape).unwrap_err();
+        let error = Tensor::from_vec::<f32>(vec![0.0; 4], &shape).unwrap_err();
         check_size_overflow(&error, "Tensor::from_vec", &[&shape]);
     }
 }
@@ -139,20 +140,22 @@ fn from_vec_rejects_a_shape_whose_element_count_wraps() {
 #[test]
 fn from_fn_panics_on_an_overflowing_shape_and_try_from_fn_errs() {
     let shape = [usize::MAX, 2];
-    let error = Tensor::try_from_fn(&shape, |_| 0.0).unwrap_err();
+    let error = Tensor::try_from_fn(&shape, |_| 0.0f32).unwrap_err();
     check_size_overflow(&error, "Tensor::from_fn", &[&shape]);
     assert_eq!(
-        panic_message(|| Tensor::from_fn(&shape, |_| 0.0)),
+        panic_message(|| Tensor::from_fn(&shape, |_| 0.0f32)),
         error.to_string()
     );
-    let error = Tensor::try_from_fn(&[UNMAPPABLE], |_| 0.0).unwrap_err();
+    let error = Tensor::try_from_fn(&[UNMAPPABLE], |_| 0.0f32).unwrap_err();
     check_out_of_memory(&error, "Tensor::from_fn", UNMAPPABLE * 4);
     assert_eq!(
-        panic_message(|| Tensor::from_fn(&[UNMAPPABLE], |_| 0.0)),
+        panic_message(|| Tensor::from_fn(&[UNMAPPABLE], |_| 0.0f32)),
         error.to_string()
     );
     assert_eq!(
-        Tensor::try_from_fn(&[3], |i| i as f32).unwrap().to_vec(),
+        Tensor::try_from_fn(&[3], |i| i as f32)
+            .unwrap()
+            .to_vec::<f32>(),
         [0.0, 1.0, 2.0]
     );
 }
@@ -168,10 +171,13 @@ impl BackendStorage for Remote {
     fn len(&self) -> usize {
         self.values.len()
     }
-    fn to_host(&self) -> Result<Vec<f32>> {
+    fn dtype(&self) -> DType {
+        DType::F32
+    }
+    fn read_bytes(&self) -> Result<Vec<u8>> {
         self.reads
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(self.values.clone())
+        Ok(self.values.iter().flat_map(|v| v.to_le_bytes()).collect())
     }
 }
 
@@ -224,8 +230,8 @@ fn matmul_output_beyond_memory_is_an_error_naming_the_bytes() {
     // 2²³ × 2²³ outputs from two 32 MiB operands: 2⁴⁶ floats.
     let side = 1 << 23;
     let (x, y) = (
-        Tensor::from_fn(&[side, 1], |_| 1.0),
-        Tensor::from_fn(&[1, side], |_| 1.0),
+        Tensor::from_fn(&[side, 1], |_| 1.0f32),
+        Tensor::from_fn(&[1, side], |_| 1.0f32),
     );
     on_both_cpu_backends(|backend| {
         let error = try_matmul(&x, &y).unwrap_err();
@@ -240,8 +246,8 @@ fn matmul_output_beyond_memory_is_an_error_naming_the_bytes() {
         // The 4 TiB output.
         let side = 1 << 20;
         let (x, y) = (
-            Tensor::from_fn(&[side, 1], |_| 1.0),
-            Tensor::from_fn(&[1, side], |_| 1.0),
+            Tensor::from_fn(&[side, 1], |_| 1.0f32),
+            Tensor::from_fn(&[1, side], |_| 1.0f32),
         );
         on_both_cpu_backends(|_| {
             let error = try_matmul(&x, &y).unwrap_err();
@@ -266,7 +272,7 @@ fn matmul_with_huge_empty_dimensions_finishes_at_once() {
         for (a, b, expected) in cases {
             let (x, y) = (empty(a), empty(b));
             let result = finishes_within(10, move || {
-                try_matmul(&x, &y).map(|r| (r.shape().to_vec(), r.to_vec()))
+                try_matmul(&x, &y).map(|r| (r.shape().to_vec(), r.to_vec::<f32>()))
             });
             let (shape, values) = result.unwrap_or_else(|e| panic!("{backend} {a:?} × {b:?}: {e}"));
             assert_eq!(shape, expected, "{backend}");
@@ -288,10 +294,10 @@ fn full_of_an_overflowing_shape_is_a_size_overflow_not_a_capacity_panic() {
             &[1 << 62, 1 << 3],
             &[usize::MAX / 4 + 1],
         ] {
-            let error = try_full(shape, 1.0, Device::Cpu).unwrap_err();
+            let error = try_full(shape, 1.0, DType::F32, Device::Cpu).unwrap_err();
             check_size_overflow(&error, "full", &[shape]);
             assert_eq!(
-                panic_message(|| full(shape, 1.0, Device::Cpu)),
+                panic_message(|| full(shape, 1.0, DType::F32, Device::Cpu)),
                 error.to_string(),
                 "{backend}"
             );
@@ -302,19 +308,19 @@ fn full_of_an_overflowing_shape_is_a_size_overflow_not_a_capacity_panic() {
 #[test]
 fn full_beyond_memory_is_an_error_naming_the_bytes_not_an_abort() {
     on_both_cpu_backends(|backend| {
-        let error = try_full(&[UNMAPPABLE], 1.0, Device::Cpu).unwrap_err();
+        let error = try_full(&[UNMAPPABLE], 1.0, DType::F32, Device::Cpu).unwrap_err();
         check_out_of_memory(&error, "full", UNMAPPABLE * 4);
         assert!(error.to_string().contains("256 TiB"), "{error}");
         assert_eq!(
-            panic_message(|| full(&[UNMAPPABLE], 1.0, Device::Cpu)),
+            panic_message(|| full(&[UNMAPPABLE], 1.0, DType::F32, Device::Cpu)),
             error.to_string(),
             "{backend}"
         );
         if huge_reservations_fail() {
             // The reproduction: 4 TiB.
-            let error = try_full(&[FOUR_TIB], 1.0, Device::Cpu).unwrap_err();
+            let error = try_full(&[FOUR_TIB], 1.0, DType::F32, Device::Cpu).unwrap_err();
             check_out_of_memory(&error, "full", FOUR_TIB * 4);
-            let error = try_full(&[1 << 20, 1 << 20], 0.0, Device::Cpu).unwrap_err();
+            let error = try_full(&[1 << 20, 1 << 20], 0.0, DType::F32, Device::Cpu).unwrap_err();
             check_out_of_memory(&error, "full", FOUR_TIB * 4);
         }
     });
@@ -325,7 +331,8 @@ fn boxed_and_traced_calls_return_size_errors_too() {
     // A boxed `full` whose shape overflows (each entry fits the boxed `Int`, the product does not).
     let mut stack = Stack::new();
     stack.push(Value::List(vec![Value::Int(1 << 62), Value::Int(8)]));
-    stack.push(1.0f32);
+    stack.push(1.0f64);
+    stack.push(DType::F32);
     stack.push(Device::Cpu);
     let error = call_boxed("full", &mut stack).unwrap_err();
     check_size_overflow(&error, "full", &[&[1 << 62, 8]]);
@@ -333,7 +340,7 @@ fn boxed_and_traced_calls_return_size_errors_too() {
     let (x, y) = (empty(&[1 << 32, 0]), empty(&[0, 1 << 32]));
     let (result, _) = switchyard::trace(|| try_matmul(&x, &y));
     check_size_overflow(&result.unwrap_err(), "matmul", &[x.shape(), y.shape()]);
-    let (result, _) = switchyard::trace(|| try_full(&[UNMAPPABLE], 0.0, Device::Cpu));
+    let (result, _) = switchyard::trace(|| try_full(&[UNMAPPABLE], 0.0, DType::F32, Device::Cpu));
     check_out_of_memory(&result.unwrap_err(), "full", UNMAPPABLE * 4);
 }
 
@@ -373,7 +380,7 @@ fn every_op_takes_empty_and_huge_empty_shapes_at_once() {
                 for (name, op) in unaries {
                     results.push((name, op(&x)));
                 }
-                results.push(("full", try_full(shape, 2.0, Device::Cpu)));
+                results.push(("full", try_full(shape, 2.0, DType::F32, Device::Cpu)));
                 results.push(("to", try_to(&x, Device::Cpu)));
                 let sums = (try_sum(&x), try_mean(&x));
                 (results, sums)
@@ -383,11 +390,11 @@ fn every_op_takes_empty_and_huge_empty_shapes_at_once() {
                 let result = result.unwrap_or_else(|e| panic!("{context} {name}: {e}"));
                 assert_eq!(result.shape(), shape, "{context} {name}");
                 assert_eq!(result.numel(), 0, "{context} {name}");
-                assert!(result.to_vec().is_empty(), "{context} {name}");
+                assert!(result.to_vec::<f32>().is_empty(), "{context} {name}");
             }
             // The sum of nothing is 0, its mean NaN (as in PyTorch).
-            assert_eq!(total.unwrap().to_vec(), [0.0], "{context}");
-            assert!(average.unwrap().to_vec()[0].is_nan(), "{context}");
+            assert_eq!(total.unwrap().to_vec::<f32>(), [0.0], "{context}");
+            assert!(average.unwrap().to_vec::<f32>()[0].is_nan(), "{context}");
         }
     });
 }
@@ -402,15 +409,15 @@ fn plain_ops_on_huge_empty_shapes_return_empty_results() {
             relu(&x),
             exp(&x),
             to(&x, Device::Cpu),
-            full(&[FOUR_TIB, 0], 1.0, Device::Cpu),
+            full(&[FOUR_TIB, 0], 1.0, DType::F32, Device::Cpu),
             matmul(&x, &empty(&[0, 0])),
         ]
     });
     for result in results {
         assert_eq!(result.numel(), 0, "{result:?}");
     }
-    assert_eq!(sum(&empty(&[FOUR_TIB, 0])).to_vec(), [0.0]);
-    assert!(mean(&empty(&[FOUR_TIB, 0])).to_vec()[0].is_nan());
+    assert_eq!(sum(&empty(&[FOUR_TIB, 0])).to_vec::<f32>(), [0.0]);
+    assert!(mean(&empty(&[FOUR_TIB, 0])).to_vec::<f32>()[0].is_nan());
 }
 
 // ---- printing ----
@@ -490,8 +497,9 @@ fn tensor_crosses_catch_unwind_without_assert_unwind_safe() {
     let t = Tensor::vector(&[1.0, -2.0]);
     // The closure borrows `t`: it compiles only if `&Tensor` is `UnwindSafe`.
     let result = catch_unwind(|| relu(&t));
-    assert_eq!(result.unwrap().to_vec(), [1.0, 0.0]);
-    let caught = catch_unwind(|| add(&t, &Tensor::vector(&[1.0])));
+    assert_eq!(result.unwrap().to_vec::<f32>(), [1.0, 0.0]);
+    // Shapes [2] and [3] do not broadcast: `add` panics with the shape error.
+    let caught = catch_unwind(|| add(&t, &Tensor::vector(&[1.0, 2.0, 3.0])));
     assert!(caught.is_err());
-    assert_eq!(t.to_vec(), [1.0, -2.0]);
+    assert_eq!(t.to_vec::<f32>(), [1.0, -2.0]);
 }

@@ -9,7 +9,7 @@ use switchyard::{DispatchKey, Tensor};
 use switchyard_backends as _;
 
 fn marker(_: switchyard::DispatchKeySet, x: &Tensor) -> switchyard::Result<Tensor> {
-    Ok(Tensor::from_fn(x.shape(), |_| 7.0))
+    Ok(Tensor::from_fn(x.shape(), |_| 7.0f32))
 }
 
 /// Features this CPU can never have: the other architecture's.
@@ -29,7 +29,7 @@ fn a_variant_the_cpu_lacks_is_refused_and_changes_nothing() {
     let text = err.to_string();
     assert!(text.contains("can never run in this process"), "{text}");
     assert!(text.contains("exp_foreign"), "{text}");
-    assert_eq!(try_exp(&x).unwrap().to_vec(), [1.0]);
+    assert_eq!(try_exp(&x).unwrap().to_vec::<f32>(), [1.0]);
 }
 
 #[test]
@@ -41,7 +41,7 @@ fn a_variant_the_cpu_has_must_still_override_the_linked_family() {
     // Another "crate" (run time) at a key the backends fill: a conflict, refused, naming both.
     let err = result.unwrap_err();
     assert!(err.to_string().contains("overrides"), "{err}");
-    assert_eq!(try_exp(&x).unwrap().to_vec(), [1.0]);
+    assert_eq!(try_exp(&x).unwrap().to_vec::<f32>(), [1.0]);
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! both the `try_` and the plain (panicking) form, and the same results with `CpuSimd` excluded.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use switchyard::DType;
 
 use switchyard::ops::{
     add, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, try_add, try_div, try_matmul,
@@ -15,14 +16,14 @@ const INF: f32 = f32::INFINITY;
 const NAN: f32 = f32::NAN;
 
 fn t(values: &[f32], shape: &[usize]) -> Tensor {
-    Tensor::from_vec(values.to_vec(), shape).unwrap()
+    Tensor::from_vec::<f32>(values.to_vec(), shape).unwrap()
 }
 
 /// Equal shape and equal values, where NaN matches NaN (and `0.0 == -0.0`, as `==` says).
 #[track_caller]
 fn check(actual: &Tensor, shape: &[usize], expected: &[f32]) {
     assert_eq!(actual.shape(), shape, "shape of {actual:?}");
-    let values = actual.to_vec();
+    let values = actual.to_vec::<f32>();
     assert_eq!(values.len(), expected.len(), "length of {actual:?}");
     for (i, (a, e)) in values.iter().zip(expected).enumerate() {
         assert!(
@@ -36,7 +37,7 @@ fn check(actual: &Tensor, shape: &[usize], expected: &[f32]) {
 #[track_caller]
 fn check_close(actual: &Tensor, shape: &[usize], expected: &[f32]) {
     assert_eq!(actual.shape(), shape, "shape of {actual:?}");
-    let values = actual.to_vec();
+    let values = actual.to_vec::<f32>();
     assert_eq!(values.len(), expected.len(), "length of {actual:?}");
     for (i, (a, e)) in values.iter().zip(expected).enumerate() {
         let close = if e.is_finite() {
@@ -198,7 +199,7 @@ fn neg_by_hand() {
     check(&neg(&Tensor::vector(&[])), &[0], &[]);
     check(&neg(&Tensor::vector(&[4.0])), &[1], &[-4.0]);
     check(&neg(&Tensor::scalar(-0.5)), &[], &[0.5]);
-    let negated = neg(&Tensor::vector(&[0.0, NAN])).to_vec();
+    let negated = neg(&Tensor::vector(&[0.0, NAN])).to_vec::<f32>();
     assert!(
         negated[0] == 0.0 && negated[0].is_sign_negative(),
         "-(0) is -0"
@@ -222,7 +223,7 @@ fn relu_by_hand() {
         &[0.0, INF, 0.0],
     );
     // NaN stays NaN (PyTorch's behaviour); `f32::max(NaN, 0)` would give 0.
-    let out = relu(&Tensor::vector(&[NAN, -1.0, NAN])).to_vec();
+    let out = relu(&Tensor::vector(&[NAN, -1.0, NAN])).to_vec::<f32>();
     assert!(out[0].is_nan(), "relu(NaN) must be NaN, got {}", out[0]);
     assert_eq!(out[1], 0.0);
     assert!(out[2].is_nan(), "relu(NaN) must be NaN, got {}", out[2]);
@@ -358,14 +359,30 @@ fn matmul_with_empty_dimensions() {
 
 #[test]
 fn full_by_hand() {
-    check(&full(&[], 7.0, Device::Cpu), &[], &[7.0]);
-    check(&full(&[2, 3], -1.5, Device::Cpu), &[2, 3], &[-1.5; 6]);
-    check(&full(&[1], 0.25, Device::Cpu), &[1], &[0.25]);
-    check(&full(&[0], 3.0, Device::Cpu), &[0], &[]);
-    check(&full(&[2, 0, 4], 3.0, Device::Cpu), &[2, 0, 4], &[]);
-    check(&full(&[3], INF, Device::Cpu), &[3], &[INF; 3]);
-    check(&full(&[2, 2], NAN, Device::Cpu), &[2, 2], &[NAN; 4]);
-    let filled = full(&[2, 3], 1.0, Device::Cpu);
+    check(&full(&[], 7.0, DType::F32, Device::Cpu), &[], &[7.0]);
+    check(
+        &full(&[2, 3], -1.5, DType::F32, Device::Cpu),
+        &[2, 3],
+        &[-1.5; 6],
+    );
+    check(&full(&[1], 0.25, DType::F32, Device::Cpu), &[1], &[0.25]);
+    check(&full(&[0], 3.0, DType::F32, Device::Cpu), &[0], &[]);
+    check(
+        &full(&[2, 0, 4], 3.0, DType::F32, Device::Cpu),
+        &[2, 0, 4],
+        &[],
+    );
+    check(
+        &full(&[3], f64::INFINITY, DType::F32, Device::Cpu),
+        &[3],
+        &[INF; 3],
+    );
+    check(
+        &full(&[2, 2], f64::NAN, DType::F32, Device::Cpu),
+        &[2, 2],
+        &[NAN; 4],
+    );
+    let filled = full(&[2, 3], 1.0, DType::F32, Device::Cpu);
     assert_eq!(filled.device(), Device::Cpu);
 }
 
@@ -465,8 +482,8 @@ fn every_op() -> Vec<(&'static str, Tensor)> {
             "matmul, empty inner",
             matmul(&t(&[], &[2, 0]), &t(&[], &[0, 3])),
         ),
-        ("full", full(&[2, 3], 0.75, Device::Cpu)),
-        ("full, 0-d", full(&[], -2.0, Device::Cpu)),
+        ("full", full(&[2, 3], 0.75, DType::F32, Device::Cpu)),
+        ("full, 0-d", full(&[], -2.0, DType::F32, Device::Cpu)),
     ]
 }
 
@@ -480,7 +497,12 @@ fn excluding_cpu_simd_gives_identical_results() {
     assert_eq!(plain.len(), naive.len());
     for ((name, a), (_, b)) in plain.iter().zip(&naive) {
         assert_eq!(a.shape(), b.shape(), "{name}");
-        let bits = |t: &Tensor| t.to_vec().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        let bits = |t: &Tensor| {
+            t.to_vec::<f32>()
+                .iter()
+                .map(|v| v.to_bits())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(bits(a), bits(b), "{name}: {a:?} vs {b:?}");
     }
     // And both are right: a few spot checks by hand.

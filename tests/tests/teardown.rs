@@ -22,7 +22,9 @@ struct Report {
 }
 
 fn product(x: &Tensor) -> Result<Vec<f32>, String> {
-    try_mul(x, x).map(|t| t.to_vec()).map_err(|e| e.to_string())
+    try_mul(x, x)
+        .map(|t| t.to_vec::<f32>())
+        .map_err(|e| e.to_string())
 }
 
 fn boxed_product(x: &Tensor) -> Result<Vec<f32>, String> {
@@ -33,7 +35,7 @@ fn boxed_product(x: &Tensor) -> Result<Vec<f32>, String> {
     match stack.pop() {
         Some(value @ Value::Tensor(_)) => Ok(Tensor::from_value(value)
             .map_err(|e| e.to_string())?
-            .to_vec()),
+            .to_vec::<f32>()),
         other => Err(format!("the boxed call left {other:?}")),
     }
 }

@@ -15,7 +15,7 @@ pub fn split_signs(x: &Tensor) -> (Tensor, Tensor);
 
 #[kernel(op = split_signs, key = CpuNaive)]
 fn split_signs_naive(x: &Tensor) -> (Tensor, Tensor) {
-    let values = x.cpu_data().expect("a CPU tensor");
+    let values = x.as_slice::<f32>().expect("a CPU tensor");
     let pos = Tensor::from_fn(x.shape(), |i| values[i].max(0.0));
     let neg = Tensor::from_fn(x.shape(), |i| values[i].min(0.0));
     (pos, neg)
@@ -27,7 +27,7 @@ pub fn extent(x: &Tensor) -> (f32, f32, usize);
 
 #[kernel(op = extent, key = CpuNaive)]
 fn extent_naive(x: &Tensor) -> (f32, f32, usize) {
-    let values = x.cpu_data().expect("a CPU tensor");
+    let values = x.as_slice::<f32>().expect("a CPU tensor");
     let min = values.iter().copied().fold(f32::INFINITY, f32::min);
     let max = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     (min, max, values.len())
@@ -65,8 +65,8 @@ fn a_tuple_result_has_a_schema() {
 #[test]
 fn a_tuple_result_is_returned_typed() {
     let (pos, neg) = split_signs(&x());
-    assert_eq!(pos.to_vec(), [1.0, 0.0, 3.0]);
-    assert_eq!(neg.to_vec(), [0.0, -2.0, 0.0]);
+    assert_eq!(pos.to_vec::<f32>(), [1.0, 0.0, 3.0]);
+    assert_eq!(neg.to_vec::<f32>(), [0.0, -2.0, 0.0]);
     assert_eq!(extent(&x()), (-2.0, 3.0, 3));
 }
 
@@ -82,16 +82,20 @@ fn a_tuple_result_is_boxed_element_by_element() {
     };
     assert_eq!(items.len(), 2);
     assert_eq!(
-        Tensor::from_value(items[0].clone()).unwrap().to_vec(),
+        Tensor::from_value(items[0].clone())
+            .unwrap()
+            .to_vec::<f32>(),
         [1.0, 0.0, 3.0]
     );
     assert_eq!(
-        Tensor::from_value(items[1].clone()).unwrap().to_vec(),
+        Tensor::from_value(items[1].clone())
+            .unwrap()
+            .to_vec::<f32>(),
         [0.0, -2.0, 0.0]
     );
     let (pos, neg) = <(Tensor, Tensor)>::from_value(result).unwrap();
     assert_eq!(
-        (pos.to_vec(), neg.to_vec()),
+        (pos.to_vec::<f32>(), neg.to_vec::<f32>()),
         (vec![1.0, 0.0, 3.0], vec![0.0, -2.0, 0.0])
     );
 
@@ -107,8 +111,8 @@ fn a_tuple_result_runs_through_a_boxed_fallback() {
     let _counting = include(DispatchKey::Custom3);
     let before = BOXED_CALLS.load(Ordering::Relaxed);
     let (pos, neg) = split_signs(&x());
-    assert_eq!(pos.to_vec(), [1.0, 0.0, 3.0]);
-    assert_eq!(neg.to_vec(), [0.0, -2.0, 0.0]);
+    assert_eq!(pos.to_vec::<f32>(), [1.0, 0.0, 3.0]);
+    assert_eq!(neg.to_vec::<f32>(), [0.0, -2.0, 0.0]);
     assert_eq!(extent(&x()), (-2.0, 3.0, 3));
     // A boxed call through the fallback too.
     let mut stack = Stack::from(vec![Value::from(x())]);

@@ -33,13 +33,13 @@ fn layer_cpu(_x: &Tensor) -> Tensor {
 #[kernel(op = layer, key = Autograd)]
 fn layer_autograd(keys: DispatchKeySet, x: &Tensor) -> Result<Tensor, DispatchError> {
     let below = layer::redispatch(keys.below(AliasKey::Autograd), x)?;
-    Ok(Tensor::scalar(below.to_vec()[0] + 10.0))
+    Ok(Tensor::scalar(below.to_vec::<f32>()[0] + 10.0))
 }
 
 #[kernel(op = layer, key = MODE1)]
 fn layer_mode1(keys: DispatchKeySet, x: &Tensor) -> Result<Tensor, DispatchError> {
     let below = layer::redispatch(keys.below(DispatchKey::Mode1), x)?;
-    Ok(Tensor::scalar(below.to_vec()[0] + 100.0))
+    Ok(Tensor::scalar(below.to_vec::<f32>()[0] + 100.0))
 }
 
 #[test]
@@ -55,10 +55,10 @@ fn mode_keys_sit_above_autograd_and_below_the_builtin_ones() {
 fn a_mode_kernel_sees_the_call_before_autograd() {
     let x = Tensor::vector(&[1.0]);
     let _autograd = switchyard::include(DispatchKey::AutogradCpu);
-    assert_eq!(layer(&x).to_vec(), [10.0]);
+    assert_eq!(layer(&x).to_vec::<f32>(), [10.0]);
     let _mode = switchyard::include(DispatchKey::Mode1);
     assert_eq!(
-        layer(&x).to_vec(),
+        layer(&x).to_vec::<f32>(),
         [110.0],
         "mode, then autograd, then the backend"
     );
@@ -68,6 +68,6 @@ fn a_mode_kernel_sees_the_call_before_autograd() {
 fn a_mode_fallback_counts_top_level_calls() {
     let x = Tensor::vector(&[1.0, 2.0]);
     let _mode = switchyard::include(DispatchKey::Mode2);
-    assert_eq!(mul(&x, &x).to_vec(), [1.0, 4.0]);
+    assert_eq!(mul(&x, &x).to_vec::<f32>(), [1.0, 4.0]);
     assert_eq!(SEEN.with(Cell::get), 1);
 }

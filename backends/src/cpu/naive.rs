@@ -1,170 +1,339 @@
-//! The naive CPU backend: plain scalar loops, written for obviousness, not speed. It is the
-//! oracle every other backend is tested against.
+//! The naive CPU backend: plain scalar loops over any layout and every dtype, written for
+//! obviousness, not speed. It is the oracle every other backend is tested against.
+//!
+//! Every kernel reads its inputs through their strides (views, broadcasts, transposes need no
+//! copy) and writes a fresh contiguous output from the caching allocator. Mixed-dtype inputs are
+//! first converted to the dtype the op computes in ([`switchyard::rules`]), then the loop runs in
+//! that one type.
 
-use switchyard::ops::{add, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, to};
-use switchyard::{Device, DispatchError, Result, Tensor, kernel};
+use switchyard::half::{bf16, f16};
+use switchyard::ops::{
+    add, contiguous, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, to, to_dtype,
+};
+use switchyard::{
+    DType, Device, DispatchError, Element, Result, Scalar, Tensor, host_buffer, kernel, rules,
+    with_element,
+};
 
-/// The values of a CPU tensor, or an error naming `op` if the tensor is elsewhere (which dispatch
-/// rules out unless a kernel is registered at the wrong key).
-pub fn host<'t>(op: &'static str, tensor: &'t Tensor) -> Result<&'t [f32]> {
-    tensor.cpu_data().ok_or_else(|| {
-        DispatchError::kernel(
-            op,
-            format!("the CPU backend got a tensor on {}", tensor.device()),
-        )
-    })
+/// Arithmetic of one element type, as the naive kernels use it. `f16` and `bf16` compute in
+/// `f32` and round once; integers wrap; `bool` has only what [`rules`] lets reach it (`add` is
+/// or, `mul` is and; the rest is never called).
+trait Arith: Element {
+    fn add(a: Self, b: Self) -> Self;
+    fn sub(a: Self, b: Self) -> Self;
+    fn mul(a: Self, b: Self) -> Self;
+    fn div(a: Self, b: Self) -> Self;
+    fn neg(a: Self) -> Self;
+    fn relu(a: Self) -> Self;
+    fn exp(a: Self) -> Self;
 }
 
-/// Checks that two operands of an elementwise op have one shape.
-pub fn same_shape(op: &'static str, x: &Tensor, y: &Tensor) -> Result<()> {
-    if x.shape() == y.shape() {
-        Ok(())
-    } else {
-        Err(DispatchError::shape(
-            op,
-            format!(
-                "elementwise operands must have one shape, got {:?} and {:?}",
-                x.shape(),
-                y.shape()
-            ),
-        ))
+macro_rules! float_arith {
+    ($($ty:ty),*) => {$(
+        impl Arith for $ty {
+            fn add(a: Self, b: Self) -> Self { a + b }
+            fn sub(a: Self, b: Self) -> Self { a - b }
+            fn mul(a: Self, b: Self) -> Self { a * b }
+            fn div(a: Self, b: Self) -> Self { a / b }
+            fn neg(a: Self) -> Self { -a }
+            // NaN stays NaN (as in PyTorch); `max` would turn it into 0.
+            fn relu(a: Self) -> Self { if a < Self::ZERO { Self::ZERO } else { a } }
+            fn exp(a: Self) -> Self { a.exp() }
+        }
+    )*};
+}
+float_arith!(f32, f64);
+
+macro_rules! half_arith {
+    ($($ty:ty),*) => {$(
+        impl Arith for $ty {
+            fn add(a: Self, b: Self) -> Self { <$ty>::from_f32(a.to_f32() + b.to_f32()) }
+            fn sub(a: Self, b: Self) -> Self { <$ty>::from_f32(a.to_f32() - b.to_f32()) }
+            fn mul(a: Self, b: Self) -> Self { <$ty>::from_f32(a.to_f32() * b.to_f32()) }
+            fn div(a: Self, b: Self) -> Self { <$ty>::from_f32(a.to_f32() / b.to_f32()) }
+            fn neg(a: Self) -> Self { -a }
+            fn relu(a: Self) -> Self { if a < Self::ZERO { Self::ZERO } else { a } }
+            fn exp(a: Self) -> Self { <$ty>::from_f32(a.to_f32().exp()) }
+        }
+    )*};
+}
+half_arith!(f16, bf16);
+
+macro_rules! int_arith {
+    ($($ty:ty),*) => {$(
+        impl Arith for $ty {
+            fn add(a: Self, b: Self) -> Self { a.wrapping_add(b) }
+            fn sub(a: Self, b: Self) -> Self { a.wrapping_sub(b) }
+            fn mul(a: Self, b: Self) -> Self { a.wrapping_mul(b) }
+            // Integer `div` is true division in `f32` (rules::binary): never called.
+            fn div(a: Self, b: Self) -> Self { a.checked_div(b).unwrap_or(0) }
+            fn neg(a: Self) -> Self { a.wrapping_neg() }
+            fn relu(a: Self) -> Self { a.max(0) }
+            // `exp` of an integer computes in `f32` (rules::unary): never called.
+            fn exp(a: Self) -> Self { a }
+        }
+    )*};
+}
+int_arith!(u8, i32, i64);
+
+impl Arith for bool {
+    fn add(a: Self, b: Self) -> Self {
+        a | b
+    }
+    fn sub(a: Self, b: Self) -> Self {
+        a ^ b
+    }
+    fn mul(a: Self, b: Self) -> Self {
+        a & b
+    }
+    fn div(a: Self, _: Self) -> Self {
+        a
+    }
+    fn neg(a: Self) -> Self {
+        a
+    }
+    fn relu(a: Self) -> Self {
+        a
+    }
+    fn exp(a: Self) -> Self {
+        a
     }
 }
 
-/// `values` collected into a fallibly allocated buffer of exactly `len` (their count): an
-/// output the allocator refuses is an error naming `op` and the bytes, not an abort.
-fn collect(op: &'static str, len: usize, values: impl Iterator<Item = f32>) -> Result<Vec<f32>> {
-    let mut out = switchyard::cpu_buffer(op, len)?;
-    out.extend(values);
-    Ok(out)
+/// `x` in `dtype`: itself when it has it, else converted (a copy).
+fn as_dtype(x: &Tensor, dtype: DType) -> Result<Tensor> {
+    if x.dtype() == dtype {
+        Ok(x.clone())
+    } else {
+        convert(x, dtype)
+    }
 }
 
-fn binary(op: &'static str, x: &Tensor, y: &Tensor, f: impl Fn(f32, f32) -> f32) -> Result<Tensor> {
-    same_shape(op, x, y)?;
-    let (xs, ys) = (host(op, x)?, host(op, y)?);
-    let out = collect(op, xs.len(), xs.iter().zip(ys).map(|(&a, &b)| f(a, b)))?;
-    Tensor::from_vec(out, x.shape())
+/// The values of `x` (any layout) in row-major order into a new contiguous tensor of `T`, each
+/// mapped by `f`.
+fn map_into<X: Element, T: Element>(
+    op: &'static str,
+    x: &Tensor,
+    f: impl Fn(X) -> T,
+) -> Result<Tensor> {
+    let view = x.host::<X>(op)?;
+    let mut out = host_buffer::<T>(op, x.numel())?;
+    match view.contiguous() {
+        Some(xs) => out.extend(xs.iter().map(|&a| f(a))),
+        None => out.extend(view.iter().map(f)),
+    }
+    Tensor::from_host(out, x.shape())
 }
 
-fn unary(op: &'static str, x: &Tensor, f: impl Fn(f32) -> f32) -> Result<Tensor> {
-    let xs = host(op, x)?;
-    Tensor::from_vec(collect(op, xs.len(), xs.iter().map(|&a| f(a)))?, x.shape())
+fn convert(x: &Tensor, dtype: DType) -> Result<Tensor> {
+    with_element!(x.dtype(), X => with_element!(dtype, T => {
+        map_into::<X, T>("to_dtype", x, |a| T::from_scalar(a.to_scalar()))
+    }))
 }
 
-#[kernel(op = "add", key = CpuNaive)]
-fn add_naive(x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    binary("add", x, y, |a, b| a + b)
+fn binary(op: &'static str, x: &Tensor, y: &Tensor, f: fn(DType) -> BinaryFn) -> Result<Tensor> {
+    let dtype = rules::binary(op, x.dtype(), y.dtype())?;
+    let (x, y, shape) = rules::broadcast_pair(op, x, y)?;
+    let (x, y) = (as_dtype(&x, dtype)?, as_dtype(&y, dtype)?);
+    f(dtype)(op, &x, &y, &shape)
 }
 
-#[kernel(op = "sub", key = CpuNaive)]
-fn sub_naive(x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    binary("sub", x, y, |a, b| a - b)
+type BinaryFn = fn(&'static str, &Tensor, &Tensor, &[usize]) -> Result<Tensor>;
+
+fn zip<T: Arith>(
+    op: &'static str,
+    x: &Tensor,
+    y: &Tensor,
+    shape: &[usize],
+    f: fn(T, T) -> T,
+) -> Result<Tensor> {
+    let (xv, yv) = (x.host::<T>(op)?, y.host::<T>(op)?);
+    let mut out = host_buffer::<T>(op, x.numel())?;
+    match (xv.contiguous(), yv.contiguous()) {
+        (Some(xs), Some(ys)) => out.extend(xs.iter().zip(ys).map(|(&a, &b)| f(a, b))),
+        _ => out.extend(xv.iter().zip(yv.iter()).map(|(a, b)| f(a, b))),
+    }
+    Tensor::from_host(out, shape)
 }
 
-#[kernel(op = "mul", key = CpuNaive)]
-fn mul_naive(x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    binary("mul", x, y, |a, b| a * b)
+/// The naive `op` (`add`, `sub`, `mul`, `div`) of any operands: where the SIMD kernels send what
+/// their fast path does not take (other dtypes, strided or broadcast operands).
+pub(crate) fn binary_any(op: &'static str, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let method: fn(DType) -> BinaryFn = match op {
+        "add" => {
+            |dtype| with_element!(dtype, T => |op, x, y, shape| zip::<T>(op, x, y, shape, T::add))
+        }
+        "sub" => {
+            |dtype| with_element!(dtype, T => |op, x, y, shape| zip::<T>(op, x, y, shape, T::sub))
+        }
+        "mul" => {
+            |dtype| with_element!(dtype, T => |op, x, y, shape| zip::<T>(op, x, y, shape, T::mul))
+        }
+        _ => |dtype| with_element!(dtype, T => |op, x, y, shape| zip::<T>(op, x, y, shape, T::div)),
+    };
+    binary(op, x, y, method)
 }
 
-#[kernel(op = "div", key = CpuNaive)]
-fn div_naive(x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    binary("div", x, y, |a, b| a / b)
+/// The naive `op` (`neg`, `relu`, `exp`, `sum`, `mean`) of any operand, for the SIMD kernels'
+/// slow path.
+pub(crate) fn unary_any(op: &'static str, x: &Tensor) -> Result<Tensor> {
+    match op {
+        "neg" => neg_naive(x),
+        "relu" => relu_naive(x),
+        "exp" => exp_naive(x),
+        "sum" => sum_naive(x),
+        _ => mean_naive(x),
+    }
 }
 
-#[kernel(op = "neg", key = CpuNaive)]
-fn neg_naive(x: &Tensor) -> Result<Tensor> {
-    unary("neg", x, |a| -a)
+macro_rules! binary_kernel {
+    ($name:ident, $op:literal, $method:ident) => {
+        #[kernel(op = $op, key = CpuNaive)]
+        fn $name(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+            binary($op, x, y, |dtype| with_element!(dtype, T => |op, x, y, shape| zip::<T>(op, x, y, shape, T::$method)))
+        }
+    };
 }
 
-#[kernel(op = "relu", key = CpuNaive)]
-fn relu_naive(x: &Tensor) -> Result<Tensor> {
-    // NaN stays NaN (as in PyTorch); `f32::max` would turn it into 0.
-    unary("relu", x, |a| if a < 0.0 { 0.0 } else { a })
+binary_kernel!(add_naive, "add", add);
+binary_kernel!(sub_naive, "sub", sub);
+binary_kernel!(mul_naive, "mul", mul);
+binary_kernel!(div_naive, "div", div);
+
+fn unary(
+    op: &'static str,
+    x: &Tensor,
+    f: fn(DType) -> fn(&'static str, &Tensor) -> Result<Tensor>,
+) -> Result<Tensor> {
+    let dtype = rules::unary(op, x.dtype())?;
+    f(dtype)(op, &as_dtype(x, dtype)?)
 }
 
-#[kernel(op = "exp", key = CpuNaive)]
-fn exp_naive(x: &Tensor) -> Result<Tensor> {
-    unary("exp", x, f32::exp)
+macro_rules! unary_kernel {
+    ($name:ident, $op:literal, $method:ident) => {
+        #[kernel(op = $op, key = CpuNaive)]
+        fn $name(x: &Tensor) -> Result<Tensor> {
+            unary($op, x, |dtype| with_element!(dtype, T => |op, x| map_into::<T, T>(op, x, T::$method)))
+        }
+    };
 }
 
-/// Sums in `f64`: slow but accurate, which is what an oracle should be.
-fn total(op: &'static str, x: &Tensor) -> Result<f64> {
-    Ok(host(op, x)?.iter().map(|&a| f64::from(a)).sum())
+unary_kernel!(neg_naive, "neg", neg);
+unary_kernel!(relu_naive, "relu", relu);
+unary_kernel!(exp_naive, "exp", exp);
+
+/// The sum of `x`'s elements: floats in `f64` (slow but accurate, what an oracle should be),
+/// integers and booleans in wrapping `i64`.
+fn total(op: &'static str, x: &Tensor) -> Result<Scalar> {
+    with_element!(x.dtype(), T => {
+        let view = x.host::<T>(op)?;
+        Ok(if T::DTYPE.is_float() {
+            Scalar::Float(view.iter().map(|a| a.to_scalar().as_f64()).sum())
+        } else {
+            Scalar::Int(view.iter().fold(0i64, |acc, a| acc.wrapping_add(a.to_scalar().as_i64())))
+        })
+    })
+}
+
+fn scalar_of(op: &'static str, dtype: DType, value: Scalar) -> Result<Tensor> {
+    with_element!(dtype, T => {
+        let mut out = host_buffer::<T>(op, 1)?;
+        out.push(T::from_scalar(value));
+        Tensor::from_host(out, &[])
+    })
 }
 
 #[kernel(op = "sum", key = CpuNaive)]
 fn sum_naive(x: &Tensor) -> Result<Tensor> {
-    Ok(Tensor::scalar(total("sum", x)? as f32))
+    scalar_of("sum", rules::sum(x.dtype()), total("sum", x)?)
 }
 
 #[kernel(op = "mean", key = CpuNaive)]
 fn mean_naive(x: &Tensor) -> Result<Tensor> {
+    let dtype = rules::mean(x.dtype())?;
     // 0 / 0 is NaN: the mean of nothing is undefined, as in PyTorch.
-    Ok(Tensor::scalar(
-        (total("mean", x)? / x.numel() as f64) as f32,
-    ))
-}
-
-/// `(m, k, n)` of `x: [m, k]` times `y: [k, n]` and the result's element count `m·n`, or a shape
-/// error, or a size overflow when `m·n` does not fit (`[2³², 0] × [0, 2³²]`: both operands are
-/// empty, the result would hold 2⁶⁴ elements). `m·k` and `k·n` fit: they are the operands' own
-/// element counts, checked when they were built.
-pub(crate) fn matmul_dims(x: &Tensor, y: &Tensor) -> Result<(usize, usize, usize, usize)> {
-    let (m, k, n) = match (x.shape(), y.shape()) {
-        (&[m, k], &[k2, n]) if k == k2 => (m, k, n),
-        (a, b) => {
-            return Err(DispatchError::shape(
-                "matmul",
-                format!("expected [m, k] and [k, n], got {a:?} and {b:?}"),
-            ));
-        }
-    };
-    let len = match m.checked_mul(n) {
-        None => Err(format!(
-            "the result's element count {m} × {n} exceeds usize::MAX"
-        )),
-        Some(len) => Tensor::checked_numel("matmul", &[len]).map_err(|_| {
-            format!(
-                "the result's {len} elements (4 bytes each) exceed isize::MAX bytes, the largest \
-                 allocation"
-            )
-        }),
-    }
-    .map_err(|what| DispatchError::size_overflow("matmul", &[x.shape(), y.shape()], what))?;
-    Ok((m, k, n, len))
+    let mean = total("mean", x)?.as_f64() / x.numel() as f64;
+    scalar_of("mean", dtype, Scalar::Float(mean))
 }
 
 #[kernel(op = "matmul", key = CpuNaive)]
-fn matmul_naive(x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    let (m, k, n, len) = matmul_dims(x, y)?;
-    let (xs, ys) = (host("matmul", x)?, host("matmul", y)?);
-    let mut out = switchyard::cpu_buffer("matmul", len)?;
-    out.resize(len, 0.0);
-    // With `k = 0` every element is an empty sum, and `m` may be huge (`[2⁴⁰, 0] × [0, 0]`):
-    // the loops below run only when there is something to add.
-    if k > 0 && n > 0 {
-        for i in 0..m {
-            for p in 0..k {
-                let a = xs[i * k + p];
-                for j in 0..n {
-                    out[i * n + j] += a * ys[p * n + j];
-                }
-            }
+pub(crate) fn matmul_naive(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let dtype = rules::matmul(x.dtype(), y.dtype())?;
+    let (m, k, n, _) = rules::matmul_dims(x, y, dtype)?;
+    let (x, y) = (as_dtype(x, dtype)?, as_dtype(y, dtype)?);
+    with_element!(dtype, T => matmul_typed::<T>(&x, &y, m, k, n))
+}
+
+/// Each output element is a dot product accumulated in `f64` (floats) or wrapping `i64`
+/// (integers), rounded once.
+fn matmul_typed<T: Element>(
+    x: &Tensor,
+    y: &Tensor,
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Result<Tensor> {
+    const OP: &str = "matmul";
+    let (xv, yv) = (x.host::<T>(OP)?, y.host::<T>(OP)?);
+    let (xs, ys) = (xv.storage(), yv.storage());
+    let (xo, xst, yo, yst) = (
+        x.storage_offset(),
+        x.strides(),
+        y.storage_offset(),
+        y.strides(),
+    );
+    let mut out = host_buffer::<T>(OP, m * n)?;
+    // With `k = 0` every element is an empty sum, and `m` may be huge (`[2⁴⁰, 0] × [0, 0]`): the
+    // output is then at most `m·n` zeros, which the allocation above bounded.
+    for i in 0..m {
+        for j in 0..n {
+            let pairs = (0..k).map(|p| {
+                (
+                    xs[xo + i * xst[0] + p * xst[1]],
+                    ys[yo + p * yst[0] + j * yst[1]],
+                )
+            });
+            out.push(if T::DTYPE.is_float() {
+                let dot: f64 = pairs
+                    .map(|(a, b)| a.to_scalar().as_f64() * b.to_scalar().as_f64())
+                    .sum();
+                T::from_scalar(Scalar::Float(dot))
+            } else {
+                let dot = pairs.fold(0i64, |acc, (a, b)| {
+                    acc.wrapping_add(a.to_scalar().as_i64().wrapping_mul(b.to_scalar().as_i64()))
+                });
+                T::from_scalar(Scalar::Int(dot))
+            });
         }
     }
-    Tensor::from_vec(out, &[m, n])
+    Tensor::from_host(out, &[m, n])
 }
 
 #[kernel(op = "full", key = CpuNaive)]
-fn full_naive(shape: &[usize], value: f32, _device: Device) -> Result<Tensor> {
-    let len = Tensor::checked_numel("full", shape)?;
-    let mut out = switchyard::cpu_buffer("full", len)?;
-    out.resize(len, value);
-    Tensor::from_vec(out, shape)
+fn full_naive(shape: &[usize], value: f64, dtype: DType, _device: Device) -> Result<Tensor> {
+    with_element!(dtype, T => {
+        let len = Tensor::checked_numel("full", shape, dtype)?;
+        let mut out = host_buffer::<T>("full", len)?;
+        out.extend(std::iter::repeat_n(T::from_scalar(Scalar::Float(value)), len));
+        Tensor::from_host(out, shape)
+    })
 }
 
-/// CPU to CPU: tensors are immutable, so the copy is the same tensor. Moves that involve another
-/// device dispatch to that device's backend (its key is higher), which does the copy.
+#[kernel(op = "to_dtype", key = CpuNaive)]
+fn to_dtype_naive(x: &Tensor, dtype: DType) -> Result<Tensor> {
+    as_dtype(x, dtype)
+}
+
+#[kernel(op = "contiguous", key = CpuNaive)]
+fn contiguous_naive(x: &Tensor) -> Result<Tensor> {
+    if x.is_contiguous() {
+        return Ok(x.clone());
+    }
+    with_element!(x.dtype(), T => map_into::<T, T>("contiguous", x, |a| a))
+}
+
+/// CPU to CPU is the same tensor. Moves that involve another device dispatch to that device's
+/// backend (its key is higher), which does the copy.
 #[kernel(op = "to", key = CpuNaive)]
 fn to_naive(x: &Tensor, device: Device) -> Result<Tensor> {
     match (x.device(), device) {

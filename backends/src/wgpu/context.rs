@@ -421,7 +421,10 @@ impl Context {
             .map_err(|e| DispatchError::kernel(op, format!("wgpu mapped range: {e}")))
             .and_then(|view| {
                 // Into a fallibly allocated buffer: a read the host cannot hold is an error.
-                let mut values = switchyard::cpu_buffer(op, len)?;
+                let mut values = Vec::new();
+                values
+                    .try_reserve_exact(len)
+                    .map_err(|_| DispatchError::out_of_memory(op, len.saturating_mul(4)))?;
                 values.extend(
                     view.chunks_exact(4)
                         .map(bytemuck::pod_read_unaligned::<f32>),

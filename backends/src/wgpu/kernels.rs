@@ -2,14 +2,55 @@
 //! from the pool and records its dispatches; none waits for the GPU.
 
 use switchyard::ops::{add, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, to};
-use switchyard::{Device, DispatchError, Result, Tensor, kernel};
+use switchyard::{DType, Device, DispatchError, Result, Tensor, kernel, rules};
 
 use super::context::{Context, Params, PooledBuffer, context};
 use super::pipelines::{
     ELEMENTWISE_WORKGROUP, Kernel, MATMUL_TILE, REDUCE_PER_THREAD, REDUCE_WORKGROUP,
 };
 use super::storage::WgpuStorage;
-use crate::cpu::naive::{matmul_dims, same_shape};
+
+/// What this backend serves today: `f32` tensors that are their whole GPU buffer, contiguous
+/// (elementwise operands of one shape); CPU sources of `to` may be any contiguous `f32` view.
+/// Anything else is a clear error rather than a silent host round trip.
+fn served(op: &'static str, inputs: &[&Tensor]) -> Result<()> {
+    for x in inputs {
+        let whole = x.is_contiguous() && x.storage_offset() == 0 && x.numel() == x.storage().len();
+        if x.dtype() != DType::F32 || !whole && x.device() == Device::Wgpu || !x.is_contiguous() {
+            return Err(DispatchError::kernel(
+                op,
+                format!(
+                    "the wgpu backend serves contiguous f32 tensors only (not yet other dtypes or \
+                     strided views); got {} with shape {:?} and strides {:?}: call \
+                     `to(Device::Cpu)` first",
+                    x.dtype(),
+                    x.shape(),
+                    x.strides()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that two operands of an elementwise op have one shape (broadcasting on the GPU is not
+/// built yet).
+fn same_shape(op: &'static str, x: &Tensor, y: &Tensor) -> Result<()> {
+    served(op, &[x, y])?;
+    if x.shape() == y.shape() {
+        return Ok(());
+    }
+    switchyard::broadcast_shapes(op, x.shape(), y.shape())?;
+    Err(DispatchError::kernel(
+        op,
+        format!(
+            "the wgpu backend does not broadcast yet ({:?} with {:?}): call `expand` and \
+             `contiguous` on the CPU first",
+            x.shape(),
+            y.shape()
+        ),
+    ))
+}
 
 /// Workgroups per grid dimension that every adapter supports.
 const MAX_GROUPS: u64 = 65_535;
@@ -70,7 +111,7 @@ fn elementwise(
     scalar: f32,
 ) -> Result<Tensor> {
     // `full`'s shape comes from the caller: its element count is checked here.
-    let len = Tensor::checked_numel(op, shape)?;
+    let len = Tensor::checked_numel(op, shape, DType::F32)?;
     let gpu = context(op)?;
     let mut bindings = Vec::with_capacity(inputs.len() + 1);
     for x in inputs {
@@ -96,6 +137,7 @@ fn binary(op: &'static str, kernel: Kernel, x: &Tensor, y: &Tensor) -> Result<Te
 }
 
 fn unary(op: &'static str, kernel: Kernel, x: &Tensor) -> Result<Tensor> {
+    served(op, &[x])?;
     elementwise(op, kernel, &[x], x.shape(), 0.0)
 }
 
@@ -135,14 +177,21 @@ fn exp_wgpu(x: &Tensor) -> Result<Tensor> {
 }
 
 #[kernel(op = "full", key = Wgpu)]
-fn full_wgpu(shape: &[usize], value: f32, _device: Device) -> Result<Tensor> {
-    elementwise("full", Kernel::Full, &[], shape, value)
+fn full_wgpu(shape: &[usize], value: f64, dtype: DType, _device: Device) -> Result<Tensor> {
+    if dtype != DType::F32 {
+        return Err(DispatchError::kernel(
+            "full",
+            format!("the wgpu backend holds f32 tensors only, not yet {dtype}"),
+        ));
+    }
+    elementwise("full", Kernel::Full, &[], shape, value as f32)
 }
 
 /// The sum of `x` times `scale_by_len ? 1/len : 1`, as a 0-d tensor: passes of workgroup
 /// reductions, each leaving one partial sum per workgroup, until one value is left. All passes
 /// are recorded at once; none waits.
 fn reduce(op: &'static str, x: &Tensor, scale_by_len: bool) -> Result<Tensor> {
+    served(op, &[x])?;
     let gpu: &'static Context = context(op)?;
     let chunk = REDUCE_WORKGROUP * REDUCE_PER_THREAD;
     let total = x.numel() as u64;
@@ -195,7 +244,8 @@ fn mean_wgpu(x: &Tensor) -> Result<Tensor> {
 #[kernel(op = "matmul", key = Wgpu)]
 fn matmul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     // The result's element count `m·n` is checked (the CPU backend's shape and size rules).
-    let (m, k, n, len) = matmul_dims(x, y)?;
+    served("matmul", &[x, y])?;
+    let (m, k, n, len) = rules::matmul_dims(x, y, DType::F32)?;
     let (shape, m, k, n) = ([m, n], m as u64, k as u64, n as u64);
     let gpu = context("matmul")?;
     let (xs, ys) = (storage("matmul", x)?, storage("matmul", y)?);
@@ -230,12 +280,13 @@ fn matmul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 fn to_wgpu(x: &Tensor, device: Device) -> Result<Tensor> {
     match (x.device(), device) {
         (Device::Wgpu, Device::Wgpu) => Ok(x.clone()),
-        (Device::Wgpu, Device::Cpu) => Tensor::from_vec(x.try_to_vec()?, x.shape()),
+        (Device::Wgpu, Device::Cpu) => Tensor::from_vec::<f32>(x.try_to_vec::<f32>()?, x.shape()),
         (_, Device::Wgpu) => {
+            served("to", &[x])?;
             let gpu = context("to")?;
-            let buffer = match x.cpu_data() {
-                Some(values) => gpu.upload("to", values)?,
-                None => gpu.upload("to", &x.try_to_vec()?)?,
+            let buffer = match x.as_slice::<f32>() {
+                Ok(values) => gpu.upload("to", &values)?,
+                Err(_) => gpu.upload("to", &x.try_to_vec::<f32>()?)?,
             };
             gpu_tensor(buffer, x.numel(), x.shape())
         }

@@ -15,7 +15,7 @@
 //!         let on_gpu = x.to(Device::Wgpu);
 //!         let loss = mean(&mul(&on_gpu, &on_gpu)); // recorded, not waited for
 //!         assert_eq!(loss.device(), Device::Wgpu);
-//!         assert!((loss.to_vec()[0] - 14.0 / 3.0).abs() < 1e-6); // waits here
+//!         assert!((loss.to_vec::<f32>()[0] - 14.0 / 3.0).abs() < 1e-6); // waits here
 //!         println!("ran on {}", info.name);
 //!     }
 //!     // No adapter: every GPU call is an error that says so, never a panic of `try_` forms.

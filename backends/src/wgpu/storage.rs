@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use switchyard::{BackendStorage, DispatchError};
+use switchyard::{BackendStorage, DType, DispatchError};
 
 use super::context::{Binding, PooledBuffer};
 
@@ -53,10 +53,17 @@ impl BackendStorage for WgpuStorage {
         self.len
     }
 
+    /// `f32`: the one dtype the wgpu backend holds today.
+    fn dtype(&self) -> DType {
+        DType::F32
+    }
+
     /// Submits the recorded work, waits for it, and copies the values back.
-    fn to_host(&self) -> Result<Vec<f32>, DispatchError> {
-        self.buffer
-            .context()
-            .read("Tensor::to_vec", self.buffer.buffer(), self.len)
+    fn read_bytes(&self) -> Result<Vec<u8>, DispatchError> {
+        let values =
+            self.buffer
+                .context()
+                .read("Tensor::to_vec", self.buffer.buffer(), self.len)?;
+        Ok(bytemuck::cast_slice(&values).to_vec())
     }
 }

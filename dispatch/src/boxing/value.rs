@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::key::DispatchKeySet;
 
 /// What a tensor type's shared inner value offers the engine: its keys (a boxed call dispatches
-/// as the typed one would) and a one-line summary for traces and errors (`Tensor[2, 3]@cpu`).
+/// as the typed one would) and a one-line summary for traces and errors (`Tensor[2, 3]:f32@cpu`).
 ///
 /// A tensor library implements it for the value its tensor handle shares (for an
 /// `Arc<Inner>` handle, `Inner`), and boxes through [`BoxedTensor::new`]: that turns the handle's
@@ -19,7 +19,7 @@ pub trait TensorValue: Any + Send + Sync {
     /// The keys the tensor contributes to a call (its [`DispatchArg`](crate::DispatchArg) keys).
     fn dispatch_keys(&self) -> DispatchKeySet;
 
-    /// A short description by shape and device, not by data, e.g. `Tensor[2, 3]@cpu`.
+    /// A short description by shape and device, not by data, e.g. `Tensor[2, 3]:f32@cpu`.
     fn summary(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
 }
 

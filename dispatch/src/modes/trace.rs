@@ -16,7 +16,7 @@ pub struct TracedCall {
     /// The op's name.
     pub op: &'static str,
     /// Each argument: `%n` for a tensor an earlier traced call produced, else
-    /// `Tensor[2, 3]@cpu`, or the value itself for scalars.
+    /// `Tensor[2, 3]:f32@cpu`, or the value itself for scalars.
     pub inputs: Vec<String>,
     /// The result, described like the inputs; then, for an op with `&mut` parameters, each
     /// written argument as the call left it (`%n`: a tensor the trace has seen, the result
@@ -40,7 +40,7 @@ pub(super) enum Source {
 }
 
 /// The ops a traced closure called, in call order. Displays as one line per call:
-/// `%1 = mul(%0, Tensor[3]@cpu) -> Tensor[3]@cpu`.
+/// `%1 = mul(%0, Tensor[3]:f32@cpu) -> Tensor[3]:f32@cpu`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Graph {
     /// The calls, in order.
@@ -211,11 +211,11 @@ impl Drop for RecorderScope {
 ///
 /// let (x, y) = (Tensor::vector(&[1.0, 2.0]), Tensor::vector(&[3.0, 4.0]));
 /// let (loss, graph) = trace(|| mean(&mul(&x, &y)));
-/// assert_eq!(loss.to_vec(), [5.5]);
+/// assert_eq!(loss.to_vec::<f32>(), [5.5]);
 /// assert_eq!(graph.op_names(), ["mul", "mean"]);
 /// assert_eq!(
 ///     graph.to_string(),
-///     "%0 = mul(Tensor[2]@cpu, Tensor[2]@cpu) -> Tensor[2]@cpu\n%1 = mean(%0) -> Tensor[]@cpu\n"
+///     "%0 = mul(Tensor[2]:f32@cpu, Tensor[2]:f32@cpu) -> Tensor[2]:f32@cpu\n%1 = mean(%0) -> Tensor[]:f32@cpu\n"
 /// );
 /// ```
 pub fn trace<R>(f: impl FnOnce() -> R) -> (R, Graph) {

@@ -15,15 +15,15 @@
 //! let x = to_toy(&Tensor::vector(&[1.0, 2.0])).unwrap();
 //! let y = add(&x, &x); // runs this crate's kernel: x is on the toy device
 //! assert_eq!(y.device(), Device::PrivateUse1);
-//! assert_eq!(scale(&y, 10.0).to_vec(), [20.0, 40.0]);
+//! assert_eq!(scale(&y, 10.0).to_vec::<f32>(), [20.0, 40.0]);
 //! ```
 
 #![warn(missing_docs)]
 
 use switchyard::ops::{add, mul};
 use switchyard::{
-    BackendStorage, Device, DispatchError, DispatchKey, DispatchKeySet, OpHandle, Result, Stack,
-    Tensor, fallback, kernel, op,
+    BackendStorage, DType, Device, DispatchError, DispatchKey, DispatchKeySet, OpHandle, Result,
+    Stack, Tensor, fallback, kernel, op,
 };
 
 /// The toy device's key, as a constant: kernels may name a key by path.
@@ -38,10 +38,8 @@ pub fn scale(x: &Tensor, factor: f32) -> Tensor;
 
 #[kernel(op = "scale", key = CpuNaive)]
 fn scale_cpu(x: &Tensor, factor: f32) -> Result<Tensor> {
-    let values = x
-        .cpu_data()
-        .ok_or_else(|| DispatchError::kernel("downstream::scale", "expected a CPU tensor"))?;
-    Tensor::from_vec(values.iter().map(|v| v * factor).collect(), x.shape())
+    let values = x.host::<f32>("downstream::scale")?;
+    Tensor::from_vec::<f32>(values.iter().map(|v| v * factor).collect(), x.shape())
 }
 
 /// The values of a tensor on the toy device.
@@ -55,8 +53,12 @@ impl BackendStorage for ToyStorage {
         self.values.len()
     }
 
-    fn to_host(&self) -> Result<Vec<f32>> {
-        Ok(self.values.clone())
+    fn dtype(&self) -> DType {
+        DType::F32
+    }
+
+    fn read_bytes(&self) -> Result<Vec<u8>> {
+        Ok(self.values.iter().flat_map(|v| v.to_le_bytes()).collect())
     }
 }
 
@@ -64,14 +66,22 @@ impl BackendStorage for ToyStorage {
 pub fn to_toy(x: &Tensor) -> Result<Tensor> {
     Tensor::from_backend(
         ToyStorage {
-            values: x.try_to_vec()?,
+            values: x.try_to_vec::<f32>()?,
         },
         x.shape(),
         Device::PrivateUse1,
     )
 }
 
+/// The values of a toy tensor that is its whole storage; views (which the view ops make on any
+/// device) are refused rather than misread.
 fn toy_values<'t>(op: &'static str, x: &'t Tensor) -> Result<&'t [f32]> {
+    if !x.is_contiguous() || x.storage_offset() != 0 || x.numel() != x.storage().len() {
+        return Err(DispatchError::kernel(
+            op,
+            "the toy device computes on whole tensors, not views; call `to(Device::Cpu)` first",
+        ));
+    }
     x.backend_storage::<ToyStorage>()
         .map(|s| s.values.as_slice())
         .ok_or_else(|| {

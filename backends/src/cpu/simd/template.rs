@@ -12,9 +12,9 @@
 //! written in. So the driver, the closure and the helpers all inline into the kernel, and the
 //! loop is compiled with the kernel's features, as a hand-written one would be.
 
-use switchyard::{Result, Tensor};
+use switchyard::{DType, Result, Tensor};
 
-use crate::cpu::naive::{host, same_shape};
+use crate::cpu::naive::{binary_any, unary_any};
 
 /// Elements per step of the reductions, and their `f64` partial sums: partial `p` adds up the
 /// elements whose index is `p` modulo `BLOCK`, in order, whatever the instruction set.
@@ -27,10 +27,28 @@ pub(crate) fn map<const N: usize>(
     x: &Tensor,
     f: impl Fn(&[f32; N]) -> [f32; N],
 ) -> Result<Tensor> {
-    let xs = host(op, x)?;
+    let view = match x.dtype() {
+        DType::F32 => x.host::<f32>(op)?,
+        _ => return unary_any(op, x),
+    };
+    let Some(xs) = view.contiguous() else {
+        return unary_any(op, x);
+    };
     let (chunks, tail) = xs.as_chunks::<N>();
     let out = collect(op, xs.len(), chunks.iter().map(&f), || f(&padded(tail)))?;
-    Tensor::from_vec(out, x.shape())
+    Tensor::from_host(out, x.shape())
+}
+
+/// The elements of a contiguous `f32` tensor, or `None` (the slow path's inputs).
+#[inline(always)]
+pub(crate) fn contiguous_f32<'t>(
+    op: &'static str,
+    x: &'t Tensor,
+) -> Result<Option<switchyard::HostView<'t, f32>>> {
+    if x.dtype() != DType::F32 || !x.is_contiguous() {
+        return Ok(None);
+    }
+    x.host::<f32>(op).map(Some)
 }
 
 /// `f` of each `N` elements of `x` and the same `N` of `y`: a two-operand elementwise kernel.
@@ -41,14 +59,23 @@ pub(crate) fn zip<const N: usize>(
     y: &Tensor,
     f: impl Fn(&[f32; N], &[f32; N]) -> [f32; N],
 ) -> Result<Tensor> {
-    same_shape(op, x, y)?;
-    // One shape, so one length (a tensor holds exactly its shape's element count): the chunks of
-    // `x` and `y` pair up to the last.
-    let (xs, ys) = (host(op, x)?, host(op, y)?);
+    // The fast path: two contiguous `f32` operands of one shape, so of one length (a tensor
+    // holds exactly its shape's element count): the chunks of `x` and `y` pair up to the last.
+    // Anything else (other dtypes, views, broadcasting) takes the naive kernel's loop.
+    if x.shape() != y.shape() {
+        return binary_any(op, x, y);
+    }
+    let (Some(xv), Some(yv)) = (contiguous_f32(op, x)?, contiguous_f32(op, y)?) else {
+        return binary_any(op, x, y);
+    };
+    let (xs, ys) = (
+        xv.contiguous().unwrap_or_default(),
+        yv.contiguous().unwrap_or_default(),
+    );
     let ((xc, xt), (yc, yt)) = (xs.as_chunks::<N>(), ys.as_chunks::<N>());
     let chunks = xc.iter().zip(yc).map(|(a, b)| f(a, b));
     let out = collect(op, xs.len(), chunks, || f(&padded(xt), &padded(yt)))?;
-    Tensor::from_vec(out, x.shape())
+    Tensor::from_host(out, x.shape())
 }
 
 /// A new buffer of `len` elements, `N` from each of `chunks` and the last `len % N` from the
@@ -61,9 +88,9 @@ fn collect<const N: usize>(
     len: usize,
     chunks: impl Iterator<Item = [f32; N]>,
     tail: impl FnOnce() -> [f32; N],
-) -> Result<Vec<f32>> {
-    let mut out = switchyard::cpu_buffer(op, len)?;
-    let (full, rest) = out.spare_capacity_mut()[..len].as_chunks_mut::<N>();
+) -> Result<switchyard::HostVec<f32>> {
+    let mut out = switchyard::host_buffer::<f32>(op, len)?;
+    let (full, rest) = out.spare()[..len].as_chunks_mut::<N>();
     let mut written = 0;
     for (slots, values) in full.iter_mut().zip(chunks) {
         for (slot, value) in slots.iter_mut().zip(values) {
@@ -80,7 +107,7 @@ fn collect<const N: usize>(
     // SAFETY: the first `written` elements are initialised: the loops above wrote each chunk of
     // `full` they counted, in order from the start, and `rest` (whose every slot got one of
     // `tail`'s `N > rest.len()` values) only right after all of `full`. `written <= len <=
-    // capacity` (`cpu_buffer`'s promise; the `[..len]` above checked it).
+    // capacity` (`host_buffer`'s promise; the `[..len]` above checked it).
     unsafe { out.set_len(written) };
     Ok(out)
 }
@@ -165,8 +192,11 @@ macro_rules! simd_kernels {
         $crate::cpu::simd::template::simd_kernels!(@kernel sum $cpu $needs
             "The sum, as a 0-dimensional tensor.";
             pub fn $name(x: &::switchyard::Tensor) -> ::switchyard::Result<::switchyard::Tensor> {
-                let total = total($crate::cpu::naive::host("sum", x)?);
-                Ok(::switchyard::Tensor::scalar(total as f32))
+                let Some(view) = $crate::cpu::simd::template::contiguous_f32("sum", x)? else {
+                    return $crate::cpu::naive::unary_any("sum", x);
+                };
+                let total = total(view.contiguous().unwrap_or_default());
+                ::switchyard::Tensor::from_scalar(total as f32)
             }
         );
     };
@@ -174,8 +204,11 @@ macro_rules! simd_kernels {
         $crate::cpu::simd::template::simd_kernels!(@kernel mean $cpu $needs
             "The mean, as a 0-dimensional tensor (NaN when empty).";
             pub fn $name(x: &::switchyard::Tensor) -> ::switchyard::Result<::switchyard::Tensor> {
-                let total = total($crate::cpu::naive::host("mean", x)?);
-                Ok(::switchyard::Tensor::scalar((total / x.numel() as f64) as f32))
+                let Some(view) = $crate::cpu::simd::template::contiguous_f32("mean", x)? else {
+                    return $crate::cpu::naive::unary_any("mean", x);
+                };
+                let total = total(view.contiguous().unwrap_or_default());
+                ::switchyard::Tensor::from_scalar((total / x.numel() as f64) as f32)
             }
         );
     };

@@ -1,0 +1,261 @@
+//! Reading and writing a tensor's elements: typed host views for kernels and users, and copies
+//! to host vectors from any device.
+
+use std::ops::Deref;
+
+use switchyard::{DType, DispatchError};
+
+use crate::element::{Element, Scalar};
+use crate::shape::{Offsets, may_overlap};
+use crate::storage::{ReadGuard, WriteGuard};
+use crate::tensor::Tensor;
+
+/// A CPU tensor's elements, read through its layout. Holds a read borrow of the storage (so no
+/// in-place write can change them meanwhile).
+#[derive(Debug)]
+pub struct HostView<'t, T: Element> {
+    guard: ReadGuard<'t, T>,
+    tensor: &'t Tensor,
+}
+
+impl<'t, T: Element> HostView<'t, T> {
+    /// The elements in row-major order as one slice, when the tensor is contiguous.
+    #[inline]
+    pub fn contiguous(&self) -> Option<&[T]> {
+        if self.tensor.is_contiguous() {
+            let start = self.tensor.storage_offset();
+            Some(&self.guard.as_slice()[start..start + self.tensor.numel()])
+        } else {
+            None
+        }
+    }
+
+    /// The storage offsets of the elements, in row-major order of their indices.
+    pub fn offsets(&self) -> Offsets<'t> {
+        let t = self.tensor;
+        Offsets::new(t.storage_offset(), t.shape(), t.strides(), t.numel())
+    }
+
+    /// The storage's elements (index them with [`HostView::offsets`]).
+    pub fn storage(&self) -> &[T] {
+        self.guard.as_slice()
+    }
+
+    /// The elements in row-major order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = T> + '_ {
+        let storage = self.guard.as_slice();
+        self.offsets().map(move |o| storage[o])
+    }
+}
+
+/// A contiguous CPU tensor's elements as a slice, borrowed from its storage: what
+/// [`Tensor::as_slice`] returns. While it lives, in-place writes to the storage fail.
+#[derive(Debug)]
+pub struct CpuSlice<'t, T: Element> {
+    view: HostView<'t, T>,
+}
+
+impl<T: Element> Deref for CpuSlice<'_, T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.view.contiguous().unwrap_or_default()
+    }
+}
+
+/// A CPU tensor's elements, writable through its layout: what in-place kernels use. Holds the
+/// storage's write borrow (and the write counted one version).
+#[derive(Debug)]
+pub struct HostViewMut<'t, T: Element> {
+    guard: WriteGuard<'t, T>,
+    tensor: &'t Tensor,
+}
+
+impl<T: Element> HostViewMut<'_, T> {
+    /// The storage's elements and the offsets of this view's, row-major.
+    pub fn parts(&mut self) -> (&mut [T], Offsets<'_>) {
+        let t = self.tensor;
+        (
+            self.guard.as_mut_slice(),
+            Offsets::new(t.storage_offset(), t.shape(), t.strides(), t.numel()),
+        )
+    }
+
+    /// The elements as one slice, when the tensor is contiguous.
+    pub fn contiguous(&mut self) -> Option<&mut [T]> {
+        let t = self.tensor;
+        if t.is_contiguous() {
+            let start = t.storage_offset();
+            Some(&mut self.guard.as_mut_slice()[start..start + t.numel()])
+        } else {
+            None
+        }
+    }
+}
+
+impl Tensor {
+    /// The elements of a CPU tensor of `T`'s dtype, for reading through its layout; errors
+    /// naming `op` when the tensor is elsewhere or of another dtype, or an in-place write holds
+    /// the storage.
+    pub fn host<T: Element>(&self, op: &'static str) -> Result<HostView<'_, T>, DispatchError> {
+        let guard = self.storage().read::<T>(op)?;
+        Ok(HostView {
+            guard,
+            tensor: self,
+        })
+    }
+
+    /// The elements of a CPU tensor of `T`'s dtype, for writing in place; errors naming `op` when
+    /// the tensor is elsewhere or of another dtype, when two of its elements share memory (an
+    /// expanded view: a write would be ambiguous), or when any other borrow of its storage lives.
+    pub fn host_mut<T: Element>(
+        &self,
+        op: &'static str,
+    ) -> Result<HostViewMut<'_, T>, DispatchError> {
+        if may_overlap(self.shape(), self.strides()) {
+            return Err(DispatchError::shape(
+                op,
+                format!(
+                    "cannot write in place into a view whose elements overlap in memory (shape \
+                     {:?}, strides {:?}: an expanded tensor); write into `contiguous()` of it",
+                    self.shape(),
+                    self.strides()
+                ),
+            ));
+        }
+        let guard = self.storage().write::<T>(op)?;
+        Ok(HostViewMut {
+            guard,
+            tensor: self,
+        })
+    }
+
+    /// The elements of a contiguous CPU tensor as a slice (a typed view of its storage, no copy);
+    /// errors when the tensor is not on the CPU, not contiguous (`contiguous()` first), or not of
+    /// `T`'s dtype.
+    pub fn as_slice<T: Element>(&self) -> Result<CpuSlice<'_, T>, DispatchError> {
+        const OP: &str = "Tensor::as_slice";
+        let view = self.host::<T>(OP)?;
+        if view.contiguous().is_none() {
+            return Err(DispatchError::shape(
+                OP,
+                format!(
+                    "a view with shape {:?} and strides {:?} is not contiguous; call \
+                     `contiguous()` first",
+                    self.shape(),
+                    self.strides()
+                ),
+            ));
+        }
+        Ok(CpuSlice { view })
+    }
+
+    /// The elements, row-major, copied to host memory from any device; errors when `T` is not
+    /// the tensor's dtype (convert with `to_dtype` first), when the backend cannot read them
+    /// back, or when memory runs out.
+    pub fn try_to_vec<T: Element>(&self) -> Result<Vec<T>, DispatchError> {
+        const OP: &str = "Tensor::to_vec";
+        if T::DTYPE != self.dtype() {
+            return Err(DispatchError::kernel(
+                OP,
+                format!(
+                    "to_vec::<{}> of a {} tensor; convert it first with `to_dtype(DType::{:?})`",
+                    T::DTYPE,
+                    self.dtype(),
+                    T::DTYPE
+                ),
+            ));
+        }
+        let mut out = Vec::new();
+        out.try_reserve_exact(self.numel())
+            .map_err(|_| DispatchError::out_of_memory(OP, self.numel() * size_of::<T>()))?;
+        match self.storage().backend() {
+            None => out.extend(self.host::<T>(OP)?.iter()),
+            Some(backend) => {
+                let bytes = backend.read_bytes()?;
+                let storage = decode::<T>(OP, &bytes, self.storage().len())?;
+                out.extend(
+                    Offsets::new(
+                        self.storage_offset(),
+                        self.shape(),
+                        self.strides(),
+                        self.numel(),
+                    )
+                    .map(|o| storage[o]),
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    /// The elements, row-major, copied to host memory; panics with [`Tensor::try_to_vec`]'s
+    /// error.
+    #[track_caller]
+    pub fn to_vec<T: Element>(&self) -> Vec<T> {
+        self.try_to_vec().unwrap_or_else(|e| e.panic())
+    }
+
+    /// The elements converted to `f64`, row-major (booleans as 0 and 1): a dtype-agnostic read
+    /// for tests and printing.
+    pub fn try_to_f64_vec(&self) -> Result<Vec<f64>, DispatchError> {
+        crate::with_element!(self.dtype(), T => Ok(self
+            .try_to_vec::<T>()?
+            .into_iter()
+            .map(|v| v.to_scalar().as_f64())
+            .collect()))
+    }
+
+    /// The single element of a one-element tensor, widened; errors for any other size.
+    pub fn try_item(&self) -> Result<Scalar, DispatchError> {
+        if self.numel() != 1 {
+            return Err(DispatchError::shape(
+                "Tensor::item",
+                format!(
+                    "item() of a tensor of {} elements (shape {:?})",
+                    self.numel(),
+                    self.shape()
+                ),
+            ));
+        }
+        crate::with_element!(self.dtype(), T => Ok(self.try_to_vec::<T>()?[0].to_scalar()))
+    }
+}
+
+/// Little-endian `bytes` of a backend's storage as `len` elements of `T`; errors when the backend
+/// returned another length.
+fn decode<T: Element>(op: &'static str, bytes: &[u8], len: usize) -> Result<Vec<T>, DispatchError> {
+    let size = size_of::<T>();
+    if bytes.len() != len * size {
+        return Err(DispatchError::kernel(
+            op,
+            format!(
+                "the backend read back {} bytes for {len} elements of {}",
+                bytes.len(),
+                T::DTYPE
+            ),
+        ));
+    }
+    Ok(bytes.chunks_exact(size).map(from_le::<T>).collect())
+}
+
+/// One element from its little-endian bytes (a `bool` is any non-zero byte).
+fn from_le<T: Element>(bytes: &[u8]) -> T {
+    let scalar = match T::DTYPE {
+        DType::Bool => Scalar::Bool(bytes[0] != 0),
+        DType::U8 => Scalar::Int(i64::from(bytes[0])),
+        DType::I32 => Scalar::Int(i64::from(i32::from_le_bytes(
+            bytes.try_into().unwrap_or_default(),
+        ))),
+        DType::I64 => Scalar::Int(i64::from_le_bytes(bytes.try_into().unwrap_or_default())),
+        DType::F16 => {
+            Scalar::Float(half::f16::from_le_bytes(bytes.try_into().unwrap_or_default()).to_f64())
+        }
+        DType::BF16 => {
+            Scalar::Float(half::bf16::from_le_bytes(bytes.try_into().unwrap_or_default()).to_f64())
+        }
+        DType::F32 => Scalar::Float(f64::from(f32::from_le_bytes(
+            bytes.try_into().unwrap_or_default(),
+        ))),
+        DType::F64 => Scalar::Float(f64::from_le_bytes(bytes.try_into().unwrap_or_default())),
+    };
+    T::from_scalar(scalar)
+}

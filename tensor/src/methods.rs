@@ -1,0 +1,66 @@
+//! Method forms of the ops that reshape, convert or move a tensor: `x.transpose(0, 1)` is
+//! `ops::transpose(&x, 0, 1)`. Each panics with the op's error; its `try_` twin returns it.
+
+use switchyard::{DType, DispatchError};
+
+use crate::Tensor;
+use crate::ops;
+
+macro_rules! methods {
+    ($(
+        $(#[doc = $doc:literal])*
+        $name:ident / $try_name:ident ($($arg:ident: $ty:ty),*) => $op:ident / $try_op:ident;
+    )*) => {
+        impl Tensor {$(
+            $(#[doc = $doc])*
+            #[doc = ""]
+            #[doc = concat!("Panics with the error of [`Tensor::", stringify!($try_name), "`].")]
+            #[track_caller]
+            pub fn $name(&self $(, $arg: $ty)*) -> Tensor {
+                ops::$op(self $(, $arg)*)
+            }
+
+            $(#[doc = $doc])*
+            #[doc = ""]
+            #[doc = concat!("The op [`ops::", stringify!($op), "()`]; errors instead of panicking.")]
+            pub fn $try_name(&self $(, $arg: $ty)*) -> Result<Tensor, DispatchError> {
+                ops::$try_op(self $(, $arg)*)
+            }
+        )*}
+    };
+}
+
+methods! {
+    /// This tensor with `shape` (one entry may be `-1`), sharing storage; no copy.
+    view / try_view(shape: &[isize]) => view / try_view;
+    /// This tensor with `shape` (one entry may be `-1`): a view when possible, else a copy.
+    reshape / try_reshape(shape: &[isize]) => reshape / try_reshape;
+    /// Dimensions `d0` and `d1` swapped (a view).
+    transpose / try_transpose(d0: usize, d1: usize) => transpose / try_transpose;
+    /// Dimensions reordered: dimension `i` of the result is `dims[i]` of this one (a view).
+    permute / try_permute(dims: &[usize]) => permute / try_permute;
+    /// Elements `start..start + len` along `dim` (a view).
+    narrow / try_narrow(dim: usize, start: usize, len: usize) => narrow / try_narrow;
+    /// Elements `start..end` along `dim`, every `step`-th (a view).
+    slice / try_slice(dim: usize, start: usize, end: usize, step: usize) => slice / try_slice;
+    /// The sub-tensor at `index` along `dim`, without that dimension (a view).
+    select / try_select(dim: usize, index: usize) => select / try_select;
+    /// Broadcast to `shape` (a view; in-place writes into it are refused).
+    expand / try_expand(shape: &[usize]) => expand / try_expand;
+    /// Without dimensions of extent 1 (`None`), or without `dim` if its extent is 1 (a view).
+    squeeze / try_squeeze(dim: Option<usize>) => squeeze / try_squeeze;
+    /// With a new dimension of extent 1 at `dim` (a view).
+    unsqueeze / try_unsqueeze(dim: usize) => unsqueeze / try_unsqueeze;
+    /// The elements laid out row-major in a storage of their own (this tensor if they are).
+    contiguous / try_contiguous() => contiguous / try_contiguous;
+    /// Converted to `dtype` (this tensor if it has it).
+    to_dtype / try_to_dtype(dtype: DType) => to_dtype / try_to_dtype;
+}
+
+impl Tensor {
+    /// The transpose of a 2-dimensional tensor (a view); panics for other ranks.
+    #[track_caller]
+    pub fn t(&self) -> Tensor {
+        self.transpose(0, 1)
+    }
+}

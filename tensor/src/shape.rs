@@ -1,0 +1,293 @@
+//! Sizes and strides: inline up to five dimensions (as c10 keeps them), checked arithmetic.
+
+use std::fmt;
+use std::ops::Deref;
+
+use switchyard::DispatchError;
+
+/// Dimensions kept inline; more go to the heap.
+const INLINE: usize = 5;
+
+/// A list of `usize` (a shape or strides), inline up to five entries.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Dims {
+    Inline { len: u8, dims: [usize; INLINE] },
+    Heap(Box<[usize]>),
+}
+
+impl Dims {
+    pub(crate) fn new(dims: &[usize]) -> Dims {
+        if dims.len() <= INLINE {
+            let mut inline = [0; INLINE];
+            inline[..dims.len()].copy_from_slice(dims);
+            Dims::Inline {
+                len: dims.len() as u8,
+                dims: inline,
+            }
+        } else {
+            Dims::Heap(dims.into())
+        }
+    }
+}
+
+impl Deref for Dims {
+    type Target = [usize];
+    #[inline]
+    fn deref(&self) -> &[usize] {
+        match self {
+            Dims::Inline { len, dims } => &dims[..usize::from(*len)],
+            Dims::Heap(dims) => dims,
+        }
+    }
+}
+
+impl fmt::Debug for Dims {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+/// The row-major (contiguous) strides of `shape`. Never overflows for a shape whose element
+/// count was checked (each stride is a product of some of its extents, or 1 past a zero extent).
+pub(crate) fn contiguous_strides(shape: &[usize]) -> Dims {
+    let mut strides = [0usize; 16];
+    let mut heap;
+    let out: &mut [usize] = if shape.len() <= strides.len() {
+        &mut strides[..shape.len()]
+    } else {
+        heap = vec![0; shape.len()];
+        &mut heap
+    };
+    let mut step = 1usize;
+    for (stride, &extent) in out.iter_mut().zip(shape).rev() {
+        *stride = step;
+        step = step.saturating_mul(extent.max(1));
+    }
+    Dims::new(out)
+}
+
+/// Whether `sizes`/`strides` lay elements out row-major without gaps (dimensions of extent 1 may
+/// have any stride; an empty tensor is contiguous).
+pub(crate) fn is_contiguous(sizes: &[usize], strides: &[usize]) -> bool {
+    if sizes.contains(&0) {
+        return true;
+    }
+    let mut expected = 1usize;
+    for (&size, &stride) in sizes.iter().zip(strides).rev() {
+        if size != 1 {
+            if stride != expected {
+                return false;
+            }
+            expected *= size;
+        }
+    }
+    true
+}
+
+/// The largest element offset a view reaches past its start (`Σ (size−1)·stride`), or `None` on
+/// overflow; 0 for an empty view (which reaches nothing).
+pub(crate) fn max_offset(sizes: &[usize], strides: &[usize]) -> Option<usize> {
+    if sizes.contains(&0) {
+        return Some(0);
+    }
+    sizes
+        .iter()
+        .zip(strides)
+        .try_fold(0usize, |acc, (&size, &stride)| {
+            acc.checked_add((size - 1).checked_mul(stride)?)
+        })
+}
+
+/// Whether two elements of the view could share a memory location: some dimension of extent > 1
+/// with stride 0, or strides that do not separate the dimensions' extents. Conservative (a
+/// `true` may be a layout that does not in fact overlap); a `false` is certain.
+pub(crate) fn may_overlap(sizes: &[usize], strides: &[usize]) -> bool {
+    let mut dims: Vec<(usize, usize)> = sizes
+        .iter()
+        .zip(strides)
+        .filter(|(size, _)| **size > 1)
+        .map(|(&size, &stride)| (stride, size))
+        .collect();
+    dims.sort_unstable();
+    // Each stride must step past everything the smaller dimensions reach.
+    let mut reach = 0usize;
+    for (stride, size) in dims {
+        if stride <= reach {
+            return true;
+        }
+        reach = match (size - 1)
+            .checked_mul(stride)
+            .and_then(|s| s.checked_add(reach))
+        {
+            Some(r) => r,
+            None => return true,
+        };
+    }
+    false
+}
+
+/// The shape two shapes broadcast to (NumPy's rules: align at the last dimension; extents must
+/// match or one of them be 1), or an error naming `op` and both shapes.
+pub fn broadcast_shapes(
+    op: &'static str,
+    a: &[usize],
+    b: &[usize],
+) -> Result<Vec<usize>, DispatchError> {
+    let rank = a.len().max(b.len());
+    let mut out = vec![0; rank];
+    for i in 0..rank {
+        let x = if i < rank - a.len() {
+            1
+        } else {
+            a[i - (rank - a.len())]
+        };
+        let y = if i < rank - b.len() {
+            1
+        } else {
+            b[i - (rank - b.len())]
+        };
+        out[i] = match (x, y) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => {
+                return Err(DispatchError::shape(
+                    op,
+                    format!(
+                        "shapes {a:?} and {b:?} do not broadcast: dimension {i} of the result \
+                         would need {x} and {y} to match or one of them to be 1"
+                    ),
+                ));
+            }
+        };
+    }
+    Ok(out)
+}
+
+/// Strides that read a tensor of `sizes`/`strides` as if it had shape `target` (which it
+/// broadcasts to): new leading dimensions and stretched extents of 1 get stride 0.
+pub(crate) fn broadcast_strides(sizes: &[usize], strides: &[usize], target: &[usize]) -> Dims {
+    let lead = target.len() - sizes.len();
+    let out: Vec<usize> = (0..target.len())
+        .map(|i| {
+            if i < lead || sizes[i - lead] == 1 && target[i] != 1 {
+                0
+            } else {
+                strides[i - lead]
+            }
+        })
+        .collect();
+    Dims::new(&out)
+}
+
+/// Element offsets of a strided view, in row-major order of its indices: the walk every naive
+/// kernel takes over a non-contiguous input.
+#[derive(Debug, Clone)]
+pub struct Offsets<'a> {
+    sizes: &'a [usize],
+    strides: &'a [usize],
+    index: Vec<usize>,
+    next: Option<usize>,
+    remaining: usize,
+}
+
+impl<'a> Offsets<'a> {
+    /// The offsets of a view starting at `start`; `numel` is the product of `sizes`.
+    pub(crate) fn new(
+        start: usize,
+        sizes: &'a [usize],
+        strides: &'a [usize],
+        numel: usize,
+    ) -> Self {
+        Offsets {
+            sizes,
+            strides,
+            index: vec![0; sizes.len()],
+            next: Some(start),
+            remaining: numel,
+        }
+    }
+}
+
+impl Iterator for Offsets<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let current = self.next?;
+        // Advance like an odometer: the last dimension fastest. Offsets stay within the view's
+        // checked reach, so the additions and subtractions cannot overflow.
+        let mut offset = current;
+        for d in (0..self.sizes.len()).rev() {
+            if self.index[d] + 1 < self.sizes[d] {
+                self.index[d] += 1;
+                offset += self.strides[d];
+                self.next = Some(offset);
+                return Some(current);
+            }
+            offset -= self.index[d] * self.strides[d];
+            self.index[d] = 0;
+        }
+        self.next = None;
+        Some(current)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl ExactSizeIterator for Offsets<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strides_contiguity_and_overlap() {
+        assert_eq!(&*contiguous_strides(&[2, 3, 4]), &[12, 4, 1]);
+        assert_eq!(&*contiguous_strides(&[]), &[] as &[usize]);
+        assert!(is_contiguous(&[2, 3], &[3, 1]));
+        assert!(!is_contiguous(&[2, 3], &[1, 2]));
+        assert!(is_contiguous(&[2, 1, 3], &[3, 99, 1]));
+        assert!(may_overlap(&[2, 3], &[0, 1]));
+        assert!(!may_overlap(&[2, 3], &[1, 2]));
+        assert!(may_overlap(&[3, 3], &[1, 1]));
+        assert!(may_overlap(&[4], &[0]));
+        assert!(!may_overlap(&[1, 4], &[0, 1]), "extent 1 never overlaps");
+        assert_eq!(max_offset(&[2, 3], &[3, 1]), Some(5));
+        assert_eq!(max_offset(&[usize::MAX, 3], &[usize::MAX, 1]), None);
+        let dims = Dims::new(&[1, 2, 3, 4, 5, 6]);
+        assert_eq!(&*dims, &[1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn broadcasting_follows_numpy() {
+        assert_eq!(
+            broadcast_shapes("t", &[2, 1, 3], &[4, 1]).unwrap(),
+            vec![2, 4, 3]
+        );
+        assert_eq!(broadcast_shapes("t", &[], &[3]).unwrap(), vec![3]);
+        let err = broadcast_shapes("add", &[2, 3], &[4])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("[2, 3] and [4] do not broadcast"), "{err}");
+        assert_eq!(
+            &*broadcast_strides(&[3, 1], &[1, 1], &[2, 3, 4]),
+            &[0, 1, 0]
+        );
+    }
+
+    #[test]
+    fn offsets_walk_row_major() {
+        // A [2, 3] tensor transposed: sizes [3, 2], strides [1, 3].
+        let offsets: Vec<usize> = Offsets::new(0, &[3, 2], &[1, 3], 6).collect();
+        assert_eq!(offsets, vec![0, 3, 1, 4, 2, 5]);
+        assert_eq!(Offsets::new(7, &[], &[], 1).collect::<Vec<_>>(), vec![7]);
+        assert_eq!(Offsets::new(0, &[0, 2], &[2, 1], 0).count(), 0);
+    }
+}

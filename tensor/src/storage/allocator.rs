@@ -1,0 +1,249 @@
+//! Allocators per device, and the CPU's caching allocator.
+//!
+//! A freed CPU block is kept in a size bucket and handed to the next request of that bucket, as
+//! PyTorch's caching allocators do: no page faults for a large output whose size was seen before,
+//! no `malloc` for a small one. The cache holds at most [`cache_limit`] bytes (256 MiB unless
+//! set); [`empty_cache`] returns every idle block to the system, and [`memory_stats`] reports
+//! what each device holds. Other devices register theirs with [`register_allocator`] (the wgpu
+//! backend's buffer pool does).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError, RwLock};
+
+use switchyard::DispatchError;
+
+use crate::device::Device;
+use crate::storage::host::{HOST_ALIGN, HostBlock};
+
+/// What a device's allocator holds, in bytes, and how often it was asked.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct MemoryStats {
+    /// Bytes held by live tensors (rounded to the allocator's block sizes).
+    pub allocated: usize,
+    /// Bytes kept idle for reuse.
+    pub cached: usize,
+    /// The most `allocated` has been (since the process started or [`reset_peak`] ran).
+    pub peak: usize,
+    /// Blocks handed out, from the cache or fresh.
+    pub allocations: u64,
+    /// Of those, how many came fresh from the system (the rest reused a cached block).
+    pub system_allocations: u64,
+}
+
+/// A device's memory, as [`memory_stats`] and [`empty_cache`] see it: what a backend registers
+/// with [`register_allocator`].
+pub trait DeviceAllocator: Send + Sync {
+    /// What the device holds now.
+    fn memory_stats(&self) -> MemoryStats;
+    /// Returns every idle cached block to the system.
+    fn empty_cache(&self);
+    /// Sets the most memory kept idle; blocks above it are freed now.
+    fn set_cache_limit(&self, bytes: usize);
+}
+
+static REGISTERED: RwLock<Vec<(Device, &'static dyn DeviceAllocator)>> = RwLock::new(Vec::new());
+
+/// Makes `allocator` the one [`memory_stats`] and [`empty_cache`] consult for `device` (a later
+/// registration for the same device replaces it). The CPU's is built in.
+pub fn register_allocator(device: Device, allocator: &'static dyn DeviceAllocator) {
+    let mut registered = REGISTERED.write().unwrap_or_else(PoisonError::into_inner);
+    registered.retain(|(d, _)| *d != device);
+    registered.push((device, allocator));
+}
+
+fn allocator_of(device: Device) -> Option<&'static dyn DeviceAllocator> {
+    if device == Device::Cpu {
+        return Some(&CPU);
+    }
+    let registered = REGISTERED.read().unwrap_or_else(PoisonError::into_inner);
+    registered
+        .iter()
+        .find(|(d, _)| *d == device)
+        .map(|(_, a)| *a)
+}
+
+/// What `device`'s allocator holds; `None` when no allocator is registered for it (a backend
+/// that is not linked, or not started: the wgpu backend registers when its context starts).
+pub fn memory_stats(device: Device) -> Option<MemoryStats> {
+    allocator_of(device).map(|a| a.memory_stats())
+}
+
+/// Frees every idle block `device`'s allocator caches; returns whether one is registered.
+pub fn empty_cache(device: Device) -> bool {
+    allocator_of(device).map(|a| a.empty_cache()).is_some()
+}
+
+/// Sets the most idle memory `device`'s allocator keeps; returns whether one is registered.
+pub fn set_cache_limit(device: Device, bytes: usize) -> bool {
+    allocator_of(device)
+        .map(|a| a.set_cache_limit(bytes))
+        .is_some()
+}
+
+/// The CPU cache's limit in bytes.
+pub fn cache_limit() -> usize {
+    CPU.limit.load(Ordering::Relaxed)
+}
+
+/// Restarts the CPU's `peak` at what is allocated now.
+pub fn reset_peak() {
+    let mut state = CPU.lock();
+    state.stats.peak = state.stats.allocated;
+}
+
+/// Requests up to this size round up to a power of two; larger ones to a multiple of an eighth
+/// of their next power of two (at most a quarter more).
+const SMALL: usize = 1 << 20;
+
+/// The block size a request of `bytes` gets: its bucket.
+fn bucket(bytes: usize) -> Option<usize> {
+    let bytes = bytes.max(HOST_ALIGN);
+    if bytes <= SMALL {
+        return Some(bytes.next_power_of_two());
+    }
+    let step = bytes.checked_next_power_of_two()? / 8;
+    bytes.checked_next_multiple_of(step)
+}
+
+struct CpuState {
+    idle: BTreeMap<usize, Vec<HostBlock>>,
+    stats: MemoryStats,
+}
+
+/// The CPU's caching allocator.
+struct CpuAllocator {
+    state: Mutex<CpuState>,
+    limit: AtomicUsize,
+}
+
+static CPU: CpuAllocator = CpuAllocator {
+    state: Mutex::new(CpuState {
+        idle: BTreeMap::new(),
+        stats: MemoryStats {
+            allocated: 0,
+            cached: 0,
+            peak: 0,
+            allocations: 0,
+            system_allocations: 0,
+        },
+    }),
+    limit: AtomicUsize::new(256 << 20),
+};
+
+impl CpuAllocator {
+    fn lock(&self) -> std::sync::MutexGuard<'_, CpuState> {
+        // The state is counters and lists, consistent after every statement: a panic elsewhere
+        // while it was held leaves nothing half-done.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Frees idle blocks, largest first, until at most `limit` bytes stay cached.
+    fn trim(state: &mut CpuState, limit: usize) {
+        while state.stats.cached > limit {
+            let Some(mut entry) = state.idle.last_entry() else {
+                break;
+            };
+            let block = entry.get_mut().pop();
+            if entry.get().is_empty() {
+                entry.remove();
+            }
+            if let Some(block) = block {
+                state.stats.cached -= block.bytes();
+                drop(block);
+            }
+        }
+    }
+}
+
+impl DeviceAllocator for CpuAllocator {
+    fn memory_stats(&self) -> MemoryStats {
+        self.lock().stats
+    }
+
+    fn empty_cache(&self) {
+        let idle = {
+            let mut state = self.lock();
+            state.stats.cached = 0;
+            std::mem::take(&mut state.idle)
+        };
+        // Freed outside the lock.
+        drop(idle);
+    }
+
+    fn set_cache_limit(&self, bytes: usize) {
+        self.limit.store(bytes, Ordering::Relaxed);
+        CpuAllocator::trim(&mut self.lock(), bytes);
+    }
+}
+
+/// A host block of at least `bytes` bytes for a tensor: a cached one of its bucket, or a fresh
+/// one. Errors (never aborts) when the size overflows or the system refuses.
+pub(crate) fn cpu_allocate(op: &'static str, bytes: usize) -> Result<HostBlock, DispatchError> {
+    let size = bucket(bytes).ok_or_else(|| {
+        DispatchError::size_overflow(op, &[&[bytes]], "the byte size exceeds usize::MAX")
+    })?;
+    let cached = {
+        let mut state = CPU.lock();
+        state.stats.allocations += 1;
+        let block = state.idle.get_mut(&size).and_then(Vec::pop);
+        if let Some(block) = &block {
+            state.stats.cached -= block.bytes();
+        } else {
+            state.stats.system_allocations += 1;
+        }
+        state.stats.allocated += size;
+        state.stats.peak = state.stats.peak.max(state.stats.allocated);
+        block
+    };
+    match cached {
+        Some(block) => Ok(block),
+        None => HostBlock::allocate(op, size).inspect_err(|_| {
+            let mut state = CPU.lock();
+            state.stats.allocated -= size;
+        }),
+    }
+}
+
+/// Takes back a block a tensor no longer uses: cached within the limit, else freed.
+pub(crate) fn cpu_release(block: HostBlock) {
+    let limit = CPU.limit.load(Ordering::Relaxed);
+    let mut state = CPU.lock();
+    state.stats.allocated = state.stats.allocated.saturating_sub(block.bytes());
+    if block.bytes() > limit {
+        drop(state);
+        drop(block);
+        return;
+    }
+    let bytes = block.bytes();
+    // The list grows fallibly: a block that cannot be listed is freed, never an abort while a
+    // tensor drops.
+    let list = state.idle.entry(bytes).or_default();
+    if list.try_reserve(1).is_err() {
+        drop(state);
+        drop(block);
+        return;
+    }
+    list.push(block);
+    state.stats.cached += bytes;
+    CpuAllocator::trim(&mut state, limit);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_round_up_within_an_eighth() {
+        assert_eq!(bucket(1), Some(64));
+        assert_eq!(bucket(65), Some(128));
+        assert_eq!(bucket(SMALL), Some(SMALL));
+        assert_eq!(bucket(SMALL + 1), Some(SMALL + SMALL / 4));
+        assert_eq!(bucket(64 << 20), Some(64 << 20));
+        assert_eq!(bucket(usize::MAX), None);
+        for bytes in [SMALL + 1, 3 << 20, (5 << 20) + 7, 1 << 30] {
+            let b = bucket(bytes).unwrap();
+            assert!(b >= bytes && b - bytes <= bytes / 4, "{bytes} -> {b}");
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! Host memory: raw, 64-byte-aligned blocks and a typed, growing buffer over one.
+//!
+//! The only `unsafe` of the tensor crate lives here and in `storage/mod.rs`'s borrow guards. A
+//! block is plain bytes; what makes reading them as `T` sound is tracked above: a [`HostVec`]
+//! knows how many leading elements it wrote, and a tensor's storage is created only from a full
+//! `HostVec` of its dtype (see `Storage::from_host`), so every element a tensor exposes was
+//! written as a valid value of its dtype.
+
+use std::alloc::{Layout, alloc, dealloc};
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
+use std::ptr::NonNull;
+
+use switchyard::DispatchError;
+
+use crate::element::Element;
+
+/// Alignment of every host block: a cache line, and more than any element or SIMD load needs.
+pub const HOST_ALIGN: usize = 64;
+
+/// An owned, 64-byte-aligned allocation of `bytes` bytes (never zero: an empty request gets one
+/// cache line, so every block is a real allocation with a real address).
+#[derive(Debug)]
+pub struct HostBlock {
+    ptr: NonNull<u8>,
+    bytes: usize,
+}
+
+// SAFETY: a block is an owned allocation like a `Box<[u8]>`; it holds no thread-bound state.
+unsafe impl Send for HostBlock {}
+// SAFETY: `&HostBlock` only exposes the address and size; reads and writes of the bytes go
+// through `&mut HostBlock` or through the storage's borrow guards, which exclude each other.
+unsafe impl Sync for HostBlock {}
+
+impl HostBlock {
+    /// A new block of at least `bytes` bytes, or an out-of-memory error naming `op`.
+    pub fn allocate(op: &'static str, bytes: usize) -> Result<HostBlock, DispatchError> {
+        let bytes = bytes.max(HOST_ALIGN);
+        let layout = Layout::from_size_align(bytes, HOST_ALIGN).map_err(|_| {
+            DispatchError::size_overflow(op, &[&[bytes]], "the byte size exceeds isize::MAX")
+        })?;
+        // SAFETY: `layout` has a non-zero size (at least `HOST_ALIGN`).
+        let ptr = unsafe { alloc(layout) };
+        match NonNull::new(ptr) {
+            Some(ptr) => Ok(HostBlock { ptr, bytes }),
+            None => Err(DispatchError::out_of_memory(op, bytes)),
+        }
+    }
+
+    /// The block's size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The block's address.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+}
+
+impl Drop for HostBlock {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` was allocated in `allocate` with exactly this layout (which was valid
+        // then, so it is now).
+        unsafe {
+            dealloc(
+                self.ptr.as_ptr(),
+                Layout::from_size_align_unchecked(self.bytes, HOST_ALIGN),
+            )
+        };
+    }
+}
+
+/// A typed buffer on a host block: like a `Vec<T>` of fixed capacity whose first `len` elements
+/// are initialised. Kernels fill one (`push`, `extend_from_slice`, or `spare` + `set_len`) and turn
+/// it into a tensor.
+#[derive(Debug)]
+pub struct HostVec<T: Element> {
+    block: HostBlock,
+    len: usize,
+    capacity: usize,
+    _elements: PhantomData<T>,
+}
+
+impl<T: Element> HostVec<T> {
+    /// An empty buffer with room for `capacity` elements on `block` (which is big enough: the
+    /// allocator sized it).
+    pub(crate) fn on(block: HostBlock, capacity: usize) -> HostVec<T> {
+        assert!(
+            capacity
+                .checked_mul(size_of::<T>())
+                .is_some_and(|b| b <= block.bytes()),
+            "a host block too small for its buffer"
+        );
+        HostVec {
+            block,
+            len: 0,
+            capacity,
+            _elements: PhantomData,
+        }
+    }
+
+    /// Elements written.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing is written yet.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Elements the buffer holds at most.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Appends `value`. Panics when full (kernels size their buffer first).
+    #[inline]
+    pub fn push(&mut self, value: T) {
+        assert!(
+            self.len < self.capacity,
+            "HostVec::push beyond its capacity"
+        );
+        self.spare()[0].write(value);
+        self.len += 1;
+    }
+
+    /// Appends `values`. Panics when they do not fit.
+    pub fn extend_from_slice(&mut self, values: &[T]) {
+        let spare = self.spare();
+        assert!(
+            values.len() <= spare.len(),
+            "HostVec::extend beyond its capacity"
+        );
+        for (slot, value) in spare.iter_mut().zip(values) {
+            slot.write(*value);
+        }
+        self.len += values.len();
+    }
+
+    /// Appends every value of `values` that fits (all of them when the iterator is no longer than
+    /// the room left).
+    pub fn extend(&mut self, values: impl IntoIterator<Item = T>) {
+        let spare = self.spare();
+        let mut written = 0;
+        for (slot, value) in spare.iter_mut().zip(values) {
+            slot.write(value);
+            written += 1;
+        }
+        self.len += written;
+    }
+
+    /// The written elements.
+    pub fn as_slice(&self) -> &[T] {
+        // SAFETY: the first `len` elements are initialised (every path that raises `len` wrote
+        // them), the block is aligned for any element and holds `capacity ≥ len` of them.
+        unsafe { std::slice::from_raw_parts(self.block.as_ptr().cast::<T>(), self.len) }
+    }
+
+    /// The written elements, mutably.
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        // SAFETY: as in `as_slice`, and `&mut self` makes the access unique.
+        unsafe { std::slice::from_raw_parts_mut(self.block.as_ptr().cast::<T>(), self.len) }
+    }
+
+    /// The room after the written elements, for kernels that write it in place and then call
+    /// [`HostVec::set_len`].
+    #[inline]
+    pub fn spare(&mut self) -> &mut [MaybeUninit<T>] {
+        // SAFETY: elements `len..capacity` lie inside the block (sized for `capacity`), aligned;
+        // `MaybeUninit` needs no initialisation; `&mut self` makes the access unique.
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                self.block.as_ptr().cast::<MaybeUninit<T>>().add(self.len),
+                self.capacity - self.len,
+            )
+        }
+    }
+
+    /// Declares the first `len` elements written.
+    ///
+    /// # Safety
+    /// `len ≤ capacity`, and every element below `len` has been written (through `spare` or
+    /// otherwise) with a valid value of `T`.
+    #[inline]
+    pub unsafe fn set_len(&mut self, len: usize) {
+        debug_assert!(len <= self.capacity);
+        self.len = len;
+    }
+
+    /// The block, for the storage that now owns the elements.
+    pub(crate) fn into_block(self) -> (HostBlock, usize) {
+        (self.block, self.len)
+    }
+}
