@@ -259,7 +259,7 @@ pub(crate) fn infer_shape(
     let product = Tensor::checked_numel(op, &known, x.dtype())?;
     let fits = |product: usize, numel: usize| match unknown {
         0 => (product == numel).then_some(None),
-        1 if product != 0 && numel % product == 0 => Some(Some(numel / product)),
+        1 if product != 0 && numel.is_multiple_of(product) => Some(Some(numel / product)),
         _ => None,
     };
     let product = if known.contains(&0) { 0 } else { product };

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value as Json;
 use switchyard::ops::{add, full, mean, mul, sum};
-use switchyard::{Device, Tensor, op, profile, trace};
+use switchyard::{DType, Device, Tensor, op, profile, trace};
 use switchyard_backends as _;
 
 /// `sum(x * x)`: a composite that calls two other ops.
@@ -62,7 +62,7 @@ fn parse_chrome(json: &str) -> (Vec<Slice>, BTreeMap<u64, String>) {
 fn a_profile_is_chrome_trace_json_with_nested_slices() {
     let x = Tensor::vector(&[1.0, 2.0, 3.0]);
     let (total, profile) = profile(|| add(&sum_of_squares(&x), &sum(&x)));
-    assert_eq!(total.to_vec(), [20.0]);
+    assert_eq!(total.to_vec::<f32>(), [20.0]);
     let (slices, names) = parse_chrome(&profile.to_chrome_trace());
 
     let order: Vec<(&str, u64)> = slices.iter().map(|s| (s.name.as_str(), s.depth)).collect();
@@ -260,7 +260,7 @@ pub fn odd(x: &Tensor) -> Tensor {
 
 #[test]
 fn dot_labels_keep_non_tensor_arguments_and_odd_names() {
-    let (_, graph) = trace(|| odd(&full(&[2], 1.5, Device::Cpu)));
+    let (_, graph) = trace(|| odd(&full(&[2], 1.5, DType::F32, Device::Cpu)));
     let dot = parse_dot(&graph.to_dot());
     let full_label = &dot.nodes["call0"]["label"];
     assert!(

@@ -127,7 +127,7 @@ fn a_subscriber_sees_every_dispatch_with_its_nesting() {
     set_tracing_events(true);
     let mut result = None;
     let seen = record(|| result = Some(fma(&x, &y, &z)));
-    assert_eq!(result.unwrap().to_vec(), [8.0, 14.0]);
+    assert_eq!(result.unwrap().to_vec::<f32>(), [8.0, 14.0]);
     check_fma_events(&seen);
 }
 

@@ -138,6 +138,8 @@ fn binary(op: &'static str, x: &Tensor, y: &Tensor, f: fn(DType) -> BinaryFn) ->
     f(dtype)(op, &x, &y, &shape)
 }
 
+type UnaryFn = fn(&'static str, &Tensor) -> Result<Tensor>;
+
 type BinaryFn = fn(&'static str, &Tensor, &Tensor, &[usize]) -> Result<Tensor>;
 
 fn zip<T: Arith>(
@@ -200,11 +202,7 @@ binary_kernel!(sub_naive, "sub", sub);
 binary_kernel!(mul_naive, "mul", mul);
 binary_kernel!(div_naive, "div", div);
 
-fn unary(
-    op: &'static str,
-    x: &Tensor,
-    f: fn(DType) -> fn(&'static str, &Tensor) -> Result<Tensor>,
-) -> Result<Tensor> {
+fn unary(op: &'static str, x: &Tensor, f: fn(DType) -> UnaryFn) -> Result<Tensor> {
     let dtype = rules::unary(op, x.dtype())?;
     f(dtype)(op, &as_dtype(x, dtype)?)
 }
