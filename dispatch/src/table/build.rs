@@ -91,7 +91,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
                 KernelMeta::new("(the op's body)", self.info.location),
             )
         }));
-        let (fallthrough, fallbacks) = match live {
+        let (mut fallthrough, mut fallbacks) = match live {
             Some((op, global)) => {
                 kernels.extend(op.kernels.iter().map(|(_, r)| *r));
                 let fallthrough = op.fallthrough.iter().map(|(_, k, m)| (*k, *m)).collect();
@@ -103,11 +103,21 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         table.parts.clear();
         // Fallbacks and fallthroughs serve every column; a column's kernels are those that serve
         // it. Columns served by the same kernels resolve once (usually all of them together).
-        for (columns, serving) in column_groups(&kernels) {
+        let mut groups = column_groups(kernels).into_iter().peekable();
+        while let Some((columns, serving)) = groups.next() {
+            // The last group takes the lists; the others copy them.
+            let (fallthrough, fallbacks) = if groups.peek().is_none() {
+                (
+                    std::mem::take(&mut fallthrough),
+                    std::mem::take(&mut fallbacks),
+                )
+            } else {
+                (fallthrough.clone(), fallbacks.clone())
+            };
             let resolution = resolve(Registrations {
                 kernels: serving,
-                fallthrough: fallthrough.clone(),
-                fallbacks: fallbacks.clone(),
+                fallthrough,
+                fallbacks,
                 via_boxed: self.boxing.map(|b| b.via_boxed),
             });
             table.install(columns, resolution);
@@ -119,12 +129,13 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
 /// The columns, grouped by the registrations that serve them: each group's columns and those
 /// registrations. Every column is in exactly one group.
 fn column_groups<F: Copy>(
-    kernels: &[KernelRegistration<F>],
+    kernels: Vec<KernelRegistration<F>>,
 ) -> Vec<(ColumnSet, Vec<KernelRegistration<F>>)> {
-    // Two columns are served alike when every kernel serves both or neither.
+    // The common case, no kernel declaring `dtypes`: one group, found without comparing anything.
     if kernels.iter().all(|r| r.meta().dtypes.is_all()) {
-        return vec![(ColumnSet::ALL, kernels.to_vec())];
+        return vec![(ColumnSet::ALL, kernels)];
     }
+    // Two columns are served alike when every kernel serves both or neither.
     let mut groups: Vec<(ColumnSet, Vec<bool>)> = Vec::new();
     for column in DTypeColumn::ALL {
         let serving: Vec<bool> = kernels
@@ -139,12 +150,12 @@ fn column_groups<F: Copy>(
     groups
         .into_iter()
         .map(|(columns, serving)| {
-            let kernels = kernels
+            let serving = kernels
                 .iter()
                 .zip(serving)
                 .filter_map(|(r, serves)| serves.then_some(*r))
                 .collect();
-            (columns, kernels)
+            (columns, serving)
         })
         .collect()
 }

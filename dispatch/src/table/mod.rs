@@ -1,7 +1,7 @@
 //! Per-op dispatch tables, laid out for the hot path: one indexed load per call.
 //!
 //! Each op has a *base* table computed once from its linked registrations. Runtime registrations
-//! that concern the op install a *live* table beside it and zero the op's `fast_mask`, so that
+//! that concern the op install a *live* table beside it and zero the op's `fast_masks`, so that
 //! the typed hot path (`probe`) finds nothing and the call takes the out-of-line path, which reads
 //! the live table. The hot path therefore never tests for runtime registrations, tracing or
 //! anything else: an op with none of them pays exactly what the foundation paid.
