@@ -334,6 +334,46 @@ fn runtime_registrations_declare_dtypes_too() {
         assert_eq!(scale(&t(DType::F64)), "runtime f64");
     }
     assert_eq!(scale(&t(DType::F64)), "naive");
+    // A kernel that serves nothing would never run: refused, naming it.
+    let nothing = scale::register_dtypes(
+        DispatchKey::CpuSimd,
+        ColumnSet::EMPTY,
+        "scale_nothing",
+        scale_other,
+    )
+    .unwrap_err();
+    assert!(
+        nothing
+            .to_string()
+            .contains("`scale_nothing` serves no dtype"),
+        "{nothing}"
+    );
+}
+
+// ---- alias kernels with dtypes serve only those columns ----
+
+#[op(name = "dtypes::decomposed")]
+pub fn decomposed(x: &Typed) -> String;
+
+#[kernel(op = "decomposed", key = CompositeExplicit, dtypes = "f32")]
+fn decomposed_f32(_x: &Typed) -> String {
+    "explicit f32".into()
+}
+
+#[test]
+fn an_alias_kernel_with_dtypes_serves_only_them() {
+    assert_eq!(decomposed(&t(DType::F32)), "explicit f32");
+    let error = try_decomposed(&t(DType::F64)).unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::MissingKernel { .. }),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains("no kernel for dtype f64"),
+        "{error}"
+    );
+    let dump = decomposed::handle().table_dump();
+    assert!(dump.contains("f32 → [composite explicit]"), "{dump}");
 }
 
 // ---- the macro's tokens are the runtime's ----
