@@ -379,7 +379,9 @@ impl DTypeColumn {
     /// The column of a call with `keys`, by one table load.
     #[inline(always)]
     pub fn of_keys(keys: DispatchKeySet) -> DTypeColumn {
-        COLUMN_OF[(keys.bits() >> DType::KEY_SHIFT) as usize]
+        // A `static`, not the `const`: indexing a `const` array at run time may copy it first.
+        static SHARED: [DTypeColumn; 256] = COLUMN_OF;
+        SHARED[(keys.bits() >> DType::KEY_SHIFT) as usize]
     }
 
     /// The column's index, below [`NUM_COLUMNS`].
