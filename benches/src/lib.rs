@@ -6,7 +6,9 @@
 //! so the dispatcher's cost shows in full). `ranks` also has a redispatching layer at `Custom1`,
 //! and every op a pass-through boxed fallback at `Custom2`, each active only when included.
 
-use switchyard::{DispatchKey, DispatchKeySet, OpHandle, Stack, Tensor, fallback, kernel, op};
+use switchyard::{
+    DTypeColumn, DispatchKey, DispatchKeySet, OpHandle, Stack, Tensor, fallback, kernel, op,
+};
 use switchyard_backends as _;
 
 /// A two-tensor op whose kernel does (almost) nothing: returns a handle to `x`.
@@ -53,4 +55,45 @@ fn ranks_layer(keys: DispatchKeySet, x: &Tensor, y: &Tensor) -> switchyard::Resu
 #[fallback(key = Custom2)]
 fn pass_through(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> switchyard::Result<()> {
     op.redispatch_boxed(keys.below(DispatchKey::Custom2), stack)
+}
+
+/// The dtype bit a tensor library's `f32` tensor adds to its keys (`DType::F32.key_bit()`).
+const F32_BIT: DispatchKeySet = match DTypeColumn::F32.dtype() {
+    Some(dtype) => dtype.key_bit(),
+    None => DispatchKeySet::EMPTY,
+};
+
+/// A CPU tensor that reports its dtype as a typed tensor library does: its keys and its dtype's
+/// bit, so a call reads the `f32` column of its op's table. (One `or` of a constant more than a
+/// tensor that stores the bit with its keys.)
+#[derive(Clone, Debug)]
+pub struct Typed(pub Tensor);
+
+impl switchyard::DispatchArg for Typed {
+    #[inline(always)]
+    fn dispatch_keys(&self) -> DispatchKeySet {
+        self.0.dispatch_keys() | F32_BIT
+    }
+}
+
+/// `ranks` for typed arguments, with a kernel per column as a typed backend has them: `f32` at
+/// `CpuSimd`, every dtype at `CpuNaive`. Its table has two resolutions (the `f32` column and the
+/// rest), so the typed call measures the column lookup.
+#[op(name = "bench::typed_ranks", unboxed)]
+pub fn typed_ranks(x: &Typed, y: &Typed) -> usize;
+
+#[kernel(op = "typed_ranks", key = CpuSimd, dtypes = "f32")]
+fn typed_ranks_f32(x: &Typed, y: &Typed) -> usize {
+    x.0.dim() + y.0.dim()
+}
+
+#[kernel(op = "typed_ranks", key = CpuNaive)]
+fn typed_ranks_naive(x: &Typed, y: &Typed) -> usize {
+    x.0.dim() + y.0.dim()
+}
+
+/// The same body as a plain function, not inlined: the baseline for `typed_ranks`.
+#[inline(never)]
+pub fn typed_ranks_direct(x: &Typed, y: &Typed) -> usize {
+    x.0.dim() + y.0.dim()
 }

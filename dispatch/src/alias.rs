@@ -120,12 +120,14 @@ impl fmt::Display for KernelKey {
 impl DispatchKeySet {
     /// The keys of this set strictly below every key that `key` covers: what a kernel registered
     /// at `key` passes on when it redispatches (`keys.below(DispatchKey::Tracing)`,
-    /// `keys.below(AliasKey::Autograd)`).
+    /// `keys.below(AliasKey::Autograd)`). The set's dtype bits are kept, so a redispatch reads the
+    /// same column of the op's table as the call did.
     #[inline(always)]
     #[must_use]
     pub fn below(self, key: impl Into<KernelKey>) -> DispatchKeySet {
         let lowest = key.into().keys().bits().trailing_zeros();
-        DispatchKeySet::from_bits_retain(self.bits() & ((1u64 << lowest) - 1))
+        let kept = ((1u64 << lowest) - 1) | !DispatchKeySet::all().bits();
+        DispatchKeySet::from_bits_retain(self.bits() & kept)
     }
 }
 

@@ -282,6 +282,390 @@ impl fmt::Debug for DTypeSet {
     }
 }
 
+// ---- columns: what a call's dtypes select, and what a kernel serves ----
+
+/// Declares [`DTypeColumn`] from one table: `Name = index, "name"`.
+macro_rules! columns {
+    ($($(#[doc = $doc:literal])* $column:ident = $index:literal, $name:literal;)*) => {
+        /// The column of an op's table that a call reads, from the dtypes its arguments carry
+        /// ([`DTypeColumn::of_keys`]): no dtype is `Untyped` (a value that reports none, such as
+        /// a `Device` or a tensor type that declares no dtype), exactly one is that dtype's
+        /// column, several are `Mixed` (a library registers promoting kernels there; the engine
+        /// does not promote).
+        ///
+        /// The discriminant is the column's index: a `u8` below [`NUM_COLUMNS`], which the hot
+        /// path uses to index per-column arrays with no bounds check.
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+        #[repr(u8)]
+        pub enum DTypeColumn {
+            $($(#[doc = $doc])* $column = $index,)*
+        }
+
+        impl DTypeColumn {
+            /// Every column, in index order.
+            pub const ALL: [DTypeColumn; NUM_COLUMNS] = [$(DTypeColumn::$column),*];
+
+            /// The name, as written in `dtypes = "…"` and printed in errors and dumps.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(DTypeColumn::$column => $name,)*
+                }
+            }
+        }
+    };
+}
+
+/// Number of columns: one per dtype, `mixed` and `untyped`.
+pub const NUM_COLUMNS: usize = NUM_DTYPES + 2;
+
+columns! {
+    /// Every tensor argument is `bool`.
+    Bool = 0, "bool";
+    /// Every tensor argument is `u8`.
+    U8 = 1, "u8";
+    /// Every tensor argument is `i32`.
+    I32 = 2, "i32";
+    /// Every tensor argument is `i64`.
+    I64 = 3, "i64";
+    /// Every tensor argument is `f16`.
+    F16 = 4, "f16";
+    /// Every tensor argument is `bf16`.
+    BF16 = 5, "bf16";
+    /// Every tensor argument is `f32`.
+    F32 = 6, "f32";
+    /// Every tensor argument is `f64`.
+    F64 = 7, "f64";
+    /// The arguments carry two dtypes or more.
+    Mixed = 8, "mixed";
+    /// The arguments carry no dtype.
+    Untyped = 9, "untyped";
+}
+
+// A dtype's column has the dtype's index: `DTypeColumn::of` relies on it.
+const _: () = {
+    let mut i = 0;
+    while i < NUM_DTYPES {
+        assert!(DTypeColumn::ALL[i] as usize == DType::ALL[i] as usize);
+        i += 1;
+    }
+    assert!(DTypeColumn::ALL[NUM_COLUMNS - 1] as usize == NUM_COLUMNS - 1);
+};
+
+/// The column of each value of a key set's dtype byte: one load on the hot path. Each op's table
+/// holds a copy (`OpTable::column_of`), read relative to the op's own address, which the hot path
+/// has at hand: a shared table would cost one more instruction to find.
+pub(crate) const COLUMN_OF: [DTypeColumn; 256] = {
+    let mut table = [DTypeColumn::Untyped; 256];
+    let mut bits = 1;
+    while bits < 256 {
+        table[bits] = DTypeColumn::of(DTypeSet(bits as u8));
+        bits += 1;
+    }
+    table
+};
+
+impl DTypeColumn {
+    /// The column of a call whose arguments carry `dtypes`.
+    pub const fn of(dtypes: DTypeSet) -> DTypeColumn {
+        if dtypes.is_empty() {
+            DTypeColumn::Untyped
+        } else if dtypes.is_single() {
+            DTypeColumn::ALL[dtypes.0.trailing_zeros() as usize]
+        } else {
+            DTypeColumn::Mixed
+        }
+    }
+
+    /// The column of a call with `keys`, by one table load.
+    #[inline(always)]
+    pub fn of_keys(keys: DispatchKeySet) -> DTypeColumn {
+        // A `static`, not the `const`: indexing a `const` array at run time may copy it first.
+        static SHARED: [DTypeColumn; 256] = COLUMN_OF;
+        SHARED[(keys.bits() >> DType::KEY_SHIFT) as usize]
+    }
+
+    /// The column's index, below [`NUM_COLUMNS`].
+    #[inline(always)]
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The dtype of a one-dtype column.
+    pub const fn dtype(self) -> Option<DType> {
+        DType::from_index(self as usize)
+    }
+
+    /// The set holding only this column.
+    pub const fn set(self) -> ColumnSet {
+        ColumnSet(1 << self as u16)
+    }
+}
+
+impl From<DType> for DTypeColumn {
+    fn from(dtype: DType) -> Self {
+        DTypeColumn::ALL[dtype.index()]
+    }
+}
+
+impl fmt::Display for DTypeColumn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The columns a kernel serves: `dtypes = "f32,f64"` in `#[kernel]`, or the runtime
+/// registration's `dtypes` argument. A kernel is resolved only into the columns it serves; in the
+/// others its key is as if it were not registered, so the call falls through to the next key that
+/// serves the column.
+///
+/// A kernel that declares nothing serves every column ([`ColumnSet::ALL`]): it is promised
+/// nothing about its arguments' dtypes. So do fallbacks, fallthroughs and an op's body.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct ColumnSet(u16);
+
+impl ColumnSet {
+    /// No column.
+    pub const EMPTY: ColumnSet = ColumnSet(0);
+    /// Every column: what a kernel that declares no dtypes serves.
+    pub const ALL: ColumnSet = ColumnSet((1 << NUM_COLUMNS) - 1);
+
+    /// The tokens `dtypes = "…"` accepts, each with the columns it stands for: the eight dtype
+    /// names, `float`, `int`, `mixed`, `untyped` and `all`.
+    ///
+    /// **Invariant:** the `#[kernel]` macro accepts exactly these names (`tests/tests/dtypes.rs`
+    /// checks the macro's list against this one).
+    pub const TOKENS: [(&'static str, ColumnSet); NUM_COLUMNS + 3] = [
+        ("bool", DTypeColumn::Bool.set()),
+        ("u8", DTypeColumn::U8.set()),
+        ("i32", DTypeColumn::I32.set()),
+        ("i64", DTypeColumn::I64.set()),
+        ("f16", DTypeColumn::F16.set()),
+        ("bf16", DTypeColumn::BF16.set()),
+        ("f32", DTypeColumn::F32.set()),
+        ("f64", DTypeColumn::F64.set()),
+        ("float", ColumnSet::of_dtypes(DTypeSet::FLOATS)),
+        ("int", ColumnSet::of_dtypes(DTypeSet::INTS)),
+        ("mixed", DTypeColumn::Mixed.set()),
+        ("untyped", DTypeColumn::Untyped.set()),
+        ("all", ColumnSet::ALL),
+    ];
+
+    /// The one-dtype columns of `dtypes`.
+    pub const fn of_dtypes(dtypes: DTypeSet) -> ColumnSet {
+        ColumnSet(dtypes.0 as u16)
+    }
+
+    /// The columns `token` stands for (`"f32"`, `"float"`, `"mixed"`, …), if it is one of
+    /// [`ColumnSet::TOKENS`]. `const`, so generated registrations are built at compile time.
+    pub const fn token(token: &str) -> Option<ColumnSet> {
+        let mut i = 0;
+        while i < ColumnSet::TOKENS.len() {
+            if const_str_eq(ColumnSet::TOKENS[i].0, token) {
+                return Some(ColumnSet::TOKENS[i].1);
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// The columns a comma-separated list of tokens stands for (`"f32, f64, mixed"`), or the
+    /// reason it names none: an unknown token, an empty entry or an empty list.
+    pub fn parse(list: &str) -> Result<ColumnSet, String> {
+        let mut set = ColumnSet::EMPTY;
+        for entry in list.split(',').map(str::trim) {
+            if entry.is_empty() {
+                return Err(format!(
+                    "`dtypes` lists dtypes separated by commas, e.g. `\"f32,f64\"`; `{list}` has \
+                     an empty entry"
+                ));
+            }
+            match ColumnSet::token(entry) {
+                Some(columns) => set = set.union(columns),
+                None => {
+                    return Err(format!(
+                        "unknown dtype `{entry}` in `dtypes`; expected one of: {}",
+                        ColumnSet::token_list()
+                    ));
+                }
+            }
+        }
+        Ok(set)
+    }
+
+    /// `\`bool\`, \`u8\`, …`: the valid tokens, for messages.
+    fn token_list() -> String {
+        ColumnSet::TOKENS
+            .iter()
+            .map(|(name, _)| format!("`{name}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Whether the set holds `column`.
+    #[inline(always)]
+    pub const fn has(self, column: DTypeColumn) -> bool {
+        self.0 & (1 << column as u16) != 0
+    }
+
+    /// `self ∪ other`.
+    #[must_use]
+    pub const fn union(self, other: ColumnSet) -> ColumnSet {
+        ColumnSet(self.0 | other.0)
+    }
+
+    /// `self ∩ other`.
+    #[must_use]
+    pub const fn intersection(self, other: ColumnSet) -> ColumnSet {
+        ColumnSet(self.0 & other.0)
+    }
+
+    /// `self − other`.
+    #[must_use]
+    pub const fn difference(self, other: ColumnSet) -> ColumnSet {
+        ColumnSet(self.0 & !other.0)
+    }
+
+    /// Whether the set is empty.
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether the set holds every column.
+    pub const fn is_all(self) -> bool {
+        self.0 == ColumnSet::ALL.0
+    }
+
+    /// The columns in the set, in index order.
+    pub fn iter(self) -> impl Iterator<Item = DTypeColumn> {
+        DTypeColumn::ALL.into_iter().filter(move |c| self.has(*c))
+    }
+}
+
+/// `const` string equality, for [`ColumnSet::token`].
+const fn const_str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+impl From<DTypeColumn> for ColumnSet {
+    fn from(column: DTypeColumn) -> Self {
+        column.set()
+    }
+}
+
+/// The dtype's own column (not `mixed`: a kernel for mixed calls says so).
+impl From<DType> for ColumnSet {
+    fn from(dtype: DType) -> Self {
+        DTypeColumn::from(dtype).set()
+    }
+}
+
+impl FromIterator<DTypeColumn> for ColumnSet {
+    fn from_iter<I: IntoIterator<Item = DTypeColumn>>(iter: I) -> Self {
+        iter.into_iter()
+            .fold(ColumnSet::EMPTY, |set, c| set.union(c.set()))
+    }
+}
+
+/// `all`, `float`, `int`, or the columns joined with `|` (`f32|f64|mixed`); the empty set prints
+/// `(none)`.
+impl fmt::Display for ColumnSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return f.write_str("(none)");
+        }
+        if self.is_all() {
+            return f.write_str("all");
+        }
+        let mut rest = *self;
+        let mut first = true;
+        let mut part = |f: &mut fmt::Formatter<'_>, name: &str| {
+            let sep = if first { "" } else { "|" };
+            first = false;
+            write!(f, "{sep}{name}")
+        };
+        for group in ["float", "int"] {
+            let columns = ColumnSet::token(group).unwrap_or(ColumnSet::EMPTY);
+            if rest.0 & columns.0 == columns.0 {
+                part(f, group)?;
+                rest = rest.difference(columns);
+            }
+        }
+        for column in rest.iter() {
+            part(f, column.name())?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for ColumnSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+// ---- dtype bits in a key set ----
+
+/// The bits of a [`DispatchKeySet`] that carry dtypes (its high byte).
+const DTYPE_BITS: u64 = (u8::MAX as u64) << DType::KEY_SHIFT;
+
+impl DispatchKeySet {
+    /// The dtypes the set carries (its high byte): a call's arguments' dtypes.
+    #[inline(always)]
+    pub const fn dtypes(self) -> DTypeSet {
+        DTypeSet::of_keys(self)
+    }
+
+    /// The set with `dtypes`' bits added.
+    #[inline(always)]
+    #[must_use]
+    pub const fn with_dtypes(self, dtypes: DTypeSet) -> DispatchKeySet {
+        DispatchKeySet::from_bits_retain(self.bits() | (dtypes.0 as u64) << DType::KEY_SHIFT)
+    }
+
+    /// The dtype bits alone.
+    #[inline(always)]
+    #[must_use]
+    pub const fn dtype_bits(self) -> DispatchKeySet {
+        DispatchKeySet::from_bits_retain(self.bits() & DTYPE_BITS)
+    }
+
+    /// The call's column: what [`DTypeColumn::of_keys`] says.
+    #[inline(always)]
+    pub fn column(self) -> DTypeColumn {
+        DTypeColumn::of_keys(self)
+    }
+}
+
+/// `{CpuSimd, CpuNaive}`, and with dtype bits `{CpuSimd, CpuNaive; f32}` (or `{; f32|i32}` for
+/// dtypes alone): keys highest first, then the dtypes in promotion order.
+impl fmt::Display for DispatchKeySet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("{")?;
+        for (i, key) in self.keys().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(key.name())?;
+        }
+        let dtypes = self.dtypes();
+        if !dtypes.is_empty() {
+            write!(f, "; {dtypes}")?;
+        }
+        f.write_str("}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -329,5 +713,55 @@ mod tests {
             DTypeSet::of(&[DType::F32, DType::I32]).to_string(),
             "i32|f32"
         );
+    }
+
+    #[test]
+    fn every_dtype_byte_has_its_column() {
+        for byte in 0..=u8::MAX {
+            let keys = DispatchKeySet::CPU.with_dtypes(DTypeSet::from_bits(byte));
+            let expected = match byte.count_ones() {
+                0 => DTypeColumn::Untyped,
+                1 => DTypeColumn::from(DType::ALL[byte.trailing_zeros() as usize]),
+                _ => DTypeColumn::Mixed,
+            };
+            assert_eq!(keys.column(), expected, "{byte:#010b}");
+            assert_eq!(keys.dtypes().bits(), byte);
+            // The keys are untouched by the dtype bits, whatever they are.
+            assert_eq!(keys.keys_only(), DispatchKeySet::CPU);
+            assert_eq!(keys.highest(), Some(crate::key::DispatchKey::CpuSimd));
+            assert_eq!(
+                keys.below(crate::key::DispatchKey::CpuSimd),
+                DispatchKeySet::CPU_NAIVE.with_dtypes(DTypeSet::from_bits(byte))
+            );
+        }
+        assert_eq!(
+            DTypeColumn::ALL.map(DTypeColumn::index),
+            [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+        );
+    }
+
+    #[test]
+    fn column_sets_parse_and_print_their_tokens() {
+        let set = |list: &str| ColumnSet::parse(list).unwrap();
+        assert_eq!(set("all"), ColumnSet::ALL);
+        assert_eq!(set("float").iter().count(), 4);
+        assert_eq!(set("int").iter().count(), 3);
+        assert_eq!(set(" f32 , mixed ").to_string(), "f32|mixed");
+        assert_eq!(set("f16,bf16,f32,f64,u8").to_string(), "float|u8");
+        assert_eq!(set("bool,int,float,mixed,untyped"), ColumnSet::ALL);
+        assert_eq!(ColumnSet::ALL.to_string(), "all");
+        assert_eq!(ColumnSet::EMPTY.to_string(), "(none)");
+        let unknown = ColumnSet::parse("f32,double").unwrap_err();
+        assert!(unknown.contains("unknown dtype `double`"), "{unknown}");
+        assert!(unknown.contains("`untyped`, `all`"), "{unknown}");
+        assert!(
+            ColumnSet::parse("f32,")
+                .unwrap_err()
+                .contains("empty entry")
+        );
+        assert_eq!(ColumnSet::from(DType::F64), DTypeColumn::F64.set());
+        for (name, columns) in ColumnSet::TOKENS {
+            assert_eq!(ColumnSet::token(name), Some(columns));
+        }
     }
 }

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::dtype::{ColumnSet, DTypeColumn};
 use crate::key::{DispatchKey, DispatchKeySet};
 
 /// Where something was written: the module path (which starts with the crate name), file and line.
@@ -52,6 +53,10 @@ pub enum ErrorKind {
         key: DispatchKey,
         /// The call's key set after thread-local includes and excludes.
         call_keys: DispatchKeySet,
+        /// The column the call's dtypes selected.
+        column: DTypeColumn,
+        /// For each of the call's keys at which the op has kernels, the columns they serve.
+        served: Vec<(DispatchKey, ColumnSet)>,
         /// The keys at which the op does have kernels.
         available: DispatchKeySet,
     },
@@ -272,12 +277,46 @@ impl fmt::Display for DispatchError {
                 op,
                 key,
                 call_keys,
+                column,
+                served,
                 available,
             } => {
-                write!(
-                    f,
-                    "op `{op}`: no kernel for dispatch key `{key}` (call keys {call_keys}); "
-                )?;
+                // Dtypes are named when they matter: the call carries some, or a kernel at one of
+                // its keys serves only some columns.
+                let typed = *column != DTypeColumn::Untyped
+                    || served.iter().any(|(_, columns)| !columns.is_all());
+                if typed {
+                    let what = match column {
+                        DTypeColumn::Untyped => "untyped calls".to_owned(),
+                        DTypeColumn::Mixed => format!("mixed dtypes ({})", call_keys.dtypes()),
+                        one => format!("dtype {one}"),
+                    };
+                    write!(
+                        f,
+                        "op `{op}`: no kernel for {what} at dispatch key `{key}` (call keys \
+                         {call_keys}); "
+                    )?;
+                } else {
+                    write!(
+                        f,
+                        "op `{op}`: no kernel for dispatch key `{key}` (call keys {call_keys}); "
+                    )?;
+                }
+                // The call's keys have kernels, but none for its column: the dtype is the cause.
+                let dtype_miss =
+                    !served.is_empty() && !served.iter().any(|(_, columns)| columns.has(*column));
+                if dtype_miss {
+                    for (i, (at, columns)) in served.iter().enumerate() {
+                        let lead = if i == 0 { "kernels at" } else { "; at" };
+                        write!(f, "{lead} `{at}` serve {columns}")?;
+                    }
+                    return write!(
+                        f,
+                        ". Likely cause: no kernel at these keys serves {column}; convert the \
+                         arguments to a dtype one serves, or register a kernel whose `dtypes` \
+                         include `{column}`"
+                    );
+                }
                 if available.is_empty() {
                     return write!(
                         f,
@@ -463,6 +502,8 @@ mod tests {
             op: "mul",
             key: DispatchKey::CpuSimd,
             call_keys: DispatchKeySet::CPU,
+            column: DTypeColumn::Untyped,
+            served: Vec::new(),
             available: DispatchKeySet::EMPTY,
         });
         let text = err.to_string();

@@ -6,6 +6,7 @@ use std::fmt::{self, Write as _};
 use crate::alias::KernelKey;
 use crate::boxing::Stack;
 use crate::cpu::{CpuFeatures, CpuPolicy, Verdict};
+use crate::dtype::{ColumnSet, DTypeColumn};
 use crate::error::{DispatchError, ErrorKind, Location};
 use crate::key::{DispatchKey, DispatchKeySet};
 use crate::names;
@@ -16,6 +17,9 @@ use crate::registry::{
 };
 use crate::resolve::fallback_conflicts;
 use crate::runtime;
+
+/// A group of columns that resolved alike, and what each key's slot resolved to there.
+type ColumnSlots = (ColumnSet, Vec<(DispatchKey, SlotOrigin)>);
 
 impl OpHandle {
     /// The handle of an op's table: what the generated `handle()` returns. Not public API.
@@ -54,18 +58,55 @@ impl OpHandle {
         self.op.has_composite()
     }
 
-    /// What each key's slot resolved to, highest key first; builds the table if needed.
+    /// What each key's slot resolved to for untyped calls (arguments that carry no dtype), highest
+    /// key first; builds the table if needed. Kernels that declare no `dtypes` resolve alike in
+    /// every column; [`OpHandle::slots_in`] reads one column.
     pub fn slots(&self) -> Result<Vec<(DispatchKey, SlotOrigin)>, DispatchError> {
-        self.op.slots()
+        self.slots_in(DTypeColumn::Untyped)
     }
 
-    /// What `key`'s slot resolved to.
+    /// What each key's slot resolved to for calls whose dtypes select `column`.
+    pub fn slots_in(
+        &self,
+        column: DTypeColumn,
+    ) -> Result<Vec<(DispatchKey, SlotOrigin)>, DispatchError> {
+        self.op.slots(column)
+    }
+
+    /// What `key`'s slot resolved to for untyped calls.
     pub fn slot(&self, key: DispatchKey) -> Result<SlotOrigin, DispatchError> {
+        self.slot_in(key, DTypeColumn::Untyped)
+    }
+
+    /// What `key`'s slot resolved to for calls whose dtypes select `column`.
+    pub fn slot_in(
+        &self,
+        key: DispatchKey,
+        column: DTypeColumn,
+    ) -> Result<SlotOrigin, DispatchError> {
         Ok(self
-            .slots()?
+            .slots_in(column)?
             .into_iter()
             .find(|(k, _)| *k == key)
             .map_or(SlotOrigin::Missing, |(_, o)| o))
+    }
+
+    /// The groups of columns whose slots resolved alike (kernels that declare no `dtypes` make
+    /// one group of every column), each with what every key's slot resolved to, highest key
+    /// first.
+    pub fn columns(&self) -> Result<Vec<ColumnSlots>, DispatchError> {
+        Ok(self
+            .op
+            .parts()?
+            .into_iter()
+            .map(|(columns, origins)| {
+                let slots = DispatchKey::ALL
+                    .iter()
+                    .map(|&k| (k, origins[k.index()]))
+                    .collect();
+                (columns, slots)
+            })
+            .collect())
     }
 
     /// Calls the op boxed: the stack holds exactly its arguments, in order; on success it holds
@@ -102,15 +143,17 @@ impl OpHandle {
     }
 
     /// The computed table, one line per key: `CpuNaive  [kernel] backends/src/cpu/naive.rs:40 mul`.
-    /// Under a key with CPU variants, one more line per variant says whether it was chosen and
-    /// why not (`CPU lacks avx512f`, `capped by SWITCHYARD_CPU_CAPABILITY=avx2`).
+    /// A key whose slot resolved differently per dtype column groups the columns that resolved
+    /// alike, the largest group last: `CpuSimd  f32 → [kernel] … add_f32; other dtypes →
+    /// fallthrough`. Under a key with CPU variants, one more line per variant says whether it was
+    /// chosen and why not (`CPU lacks avx512f`, `capped by SWITCHYARD_CPU_CAPABILITY=avx2`).
     pub fn table_dump(&self) -> String {
         let mut out = format!("{}\n", self.schema());
-        match self.slots() {
-            Ok(slots) => {
+        match self.op.parts() {
+            Ok(parts) => {
                 let registrations = self.registrations();
-                for (key, origin) in slots {
-                    let _ = writeln!(out, "  {:<20} {origin}", key.name());
+                for key in DispatchKey::ALL {
+                    let _ = writeln!(out, "  {:<20} {}", key.name(), per_column(&parts, key));
                     let at_key = registrations.iter().filter(|(k, _)| *k == key);
                     // With a declared override, the others at the key are listed as replaced.
                     let overriding = at_key.clone().any(|(_, meta)| meta.overrides);
@@ -270,13 +313,47 @@ pub fn dump() -> String {
     out
 }
 
-/// ` (cpu: avx2,fma)` for a CPU variant, nothing for a plain kernel.
+/// ` (cpu: avx2,fma)` for a CPU variant, ` (dtypes: f32)` for a kernel that serves only some
+/// columns; nothing for a plain kernel.
 fn cpu_note(meta: &KernelMeta) -> String {
-    if meta.cpu.is_empty() {
-        String::new()
-    } else {
-        format!(" (cpu: {})", meta.cpu)
+    let mut note = String::new();
+    if !meta.cpu.is_empty() {
+        let _ = write!(note, " (cpu: {})", meta.cpu);
     }
+    if !meta.dtypes.is_all() {
+        let _ = write!(note, " (dtypes: {})", meta.dtypes);
+    }
+    note
+}
+
+/// What `key`'s slot resolved to: one origin when every column resolved alike, else the columns
+/// grouped by origin, the largest group last as `other dtypes`:
+/// `f32 → [kernel] … add_f32; other dtypes → fallthrough`.
+fn per_column(parts: &[(ColumnSet, Vec<SlotOrigin>)], key: DispatchKey) -> String {
+    let mut groups: Vec<(ColumnSet, SlotOrigin)> = Vec::new();
+    for (columns, origins) in parts {
+        let origin = origins[key.index()];
+        match groups.iter_mut().find(|(_, o)| *o == origin) {
+            Some((set, _)) => *set = set.union(*columns),
+            None => groups.push((*columns, origin)),
+        }
+    }
+    if let [(_, origin)] = groups.as_slice() {
+        return origin.to_string();
+    }
+    // Ties keep the first, so the order depends only on the columns.
+    let largest = (0..groups.len())
+        .rev()
+        .max_by_key(|&i| groups[i].0.iter().count())
+        .unwrap_or(0);
+    let other = groups.remove(largest);
+    groups.sort_by_key(|(columns, _)| *columns);
+    let mut line: Vec<String> = groups
+        .iter()
+        .map(|(columns, origin)| format!("{columns} → {origin}"))
+        .collect();
+    line.push(format!("other dtypes → {}", other.1));
+    line.join("; ")
 }
 
 /// The `conflicts:` section of `dump()`: every pair of registrations that claims one slot, and

@@ -263,10 +263,18 @@ impl DispatchKeySet {
     /// The highest-priority key in the set, if any.
     #[inline(always)]
     pub const fn highest(self) -> Option<DispatchKey> {
-        match self.bits() {
+        match self.keys_only().bits() {
             0 => None,
             bits => DispatchKey::from_index(63 - bits.leading_zeros() as usize),
         }
+    }
+
+    /// The set without the dtype bits a call's key set carries in its high byte (see
+    /// [`DType::key_bit`](crate::DType::key_bit)): the keys alone.
+    #[inline(always)]
+    #[must_use]
+    pub const fn keys_only(self) -> DispatchKeySet {
+        DispatchKeySet::from_bits_retain(self.bits() & DispatchKeySet::all().bits())
     }
 
     /// The keys in the set, from the highest priority to the lowest.
@@ -291,19 +299,6 @@ impl FromIterator<DispatchKey> for DispatchKeySet {
 impl fmt::Debug for DispatchKeySet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self, f)
-    }
-}
-
-impl fmt::Display for DispatchKeySet {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("{")?;
-        for (i, key) in self.keys().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            f.write_str(key.name())?;
-        }
-        f.write_str("}")
     }
 }
 

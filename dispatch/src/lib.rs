@@ -60,7 +60,7 @@ mod private;
 pub use alias::{AliasKey, KernelKey};
 pub use arg::DispatchArg;
 pub use boxing::{BoxedTensor, FromValue, SharedTensor, Stack, TensorValue, ToValue, Value};
-pub use dtype::{DType, DTypeKind, DTypeSet, NUM_DTYPES};
+pub use dtype::{ColumnSet, DType, DTypeColumn, DTypeKind, DTypeSet, NUM_COLUMNS, NUM_DTYPES};
 pub use error::{DispatchError, ErrorKind, Location};
 pub use family::{DeviceName, families, family_name, family_of};
 pub use handle::{call_boxed, dump, find_op, op_named, ops};
@@ -257,6 +257,17 @@ pub use switchyard_macros::op;
 ///   `SWITCHYARD_CPU_CAPABILITY` can lower the choice, never raise it. The function may carry
 ///   `#[target_feature(enable = …)]` with features that `cpu` lists; the macro registers a safe
 ///   entry for it, installed only after detection.
+/// - `dtypes = "f32,f64"` (optional): the dtype columns of the op's table this kernel serves,
+///   comma separated: a dtype name (`bool`, `u8`, `i32`, `i64`, `f16`, `bf16`, `f32`, `f64`),
+///   `float` (`f16`, `bf16`, `f32`, `f64`), `int` (`u8`, `i32`, `i64`), `mixed` (calls whose
+///   arguments carry two dtypes or more; the engine does not promote, a library registers
+///   promoting kernels here), `untyped` (arguments that carry no dtype) or `all`. A call reads
+///   the column of its arguments' dtypes ([`DTypeColumn`]); where this kernel does not serve it,
+///   its key is resolved as if it were not registered, so the call falls through to the next key
+///   that serves it (`f32` SIMD kernels at `CpuSimd` and an all-dtype naive kernel: an `f64`
+///   call runs naive). Without `dtypes` the kernel serves every column: a kernel that declares
+///   nothing is promised nothing. Two kernels of one op may share a key if they serve disjoint
+///   columns. At run time, `op::register_dtypes(key, dtypes, name, kernel)` does the same.
 /// - `crate = path`: where switchyard is, for crates that re-export it.
 ///
 /// The function must have the op's exact signature, or return `Result<T, DispatchError>` where
@@ -326,6 +337,40 @@ pub use switchyard_macros::op;
 ///     assert_eq!(matches!(slot, SlotOrigin::Kernel(_)), cfg!(target_arch = "x86_64") && runs_avx2);
 ///     // The dump shows the variant and, if it was not chosen, why.
 ///     println!("{}", double::handle().table_dump());
+/// }
+/// ```
+///
+/// Kernels per dtype (a fake tensor type whose keys carry its dtype's bit, as a typed tensor
+/// library's do):
+///
+/// ```
+/// use switchyard::{DTypeColumn, DTypeSet, DispatchArg, DispatchKeySet, kernel, op};
+///
+/// /// A CPU value of some dtypes.
+/// pub struct Typed(DTypeSet);
+/// impl DispatchArg for Typed {
+///     fn dispatch_keys(&self) -> DispatchKeySet {
+///         DispatchKeySet::CPU.with_dtypes(self.0)
+///     }
+/// }
+///
+/// #[op(name = "doc::sum2", unboxed)]
+/// pub fn sum2(x: &Typed, y: &Typed) -> &'static str;
+///
+/// #[kernel(op = "sum2", key = CpuSimd, dtypes = "f32")]
+/// fn sum2_f32_simd(_: &Typed, _: &Typed) -> &'static str { "simd f32" }
+///
+/// #[kernel(op = "sum2", key = CpuNaive)]
+/// fn sum2_naive(_: &Typed, _: &Typed) -> &'static str { "naive" }
+///
+/// fn main() {
+///     let of = |column: DTypeColumn| Typed(DTypeSet::of(&[column.dtype().unwrap()]));
+///     assert_eq!(sum2(&of(DTypeColumn::F32), &of(DTypeColumn::F32)), "simd f32");
+///     assert_eq!(sum2(&of(DTypeColumn::F64), &of(DTypeColumn::F64)), "naive");
+///     // `f32` with `i32` is the mixed column, which the SIMD kernel does not serve.
+///     assert_eq!(sum2(&of(DTypeColumn::F32), &of(DTypeColumn::I32)), "naive");
+///     // The dump groups the columns that resolved alike.
+///     assert!(sum2::handle().table_dump().contains("other dtypes → fallthrough"));
 /// }
 /// ```
 pub use switchyard_macros::kernel;

@@ -182,6 +182,12 @@ pub struct KeyGuard {
 
 impl KeyGuard {
     fn install(change: LocalKeys) -> KeyGuard {
+        // Dtypes are the arguments' to report, never the thread's: a guard adds and removes keys
+        // only, so `included` never holds a dtype bit and `kept` always holds them all.
+        let change = LocalKeys {
+            included: change.included.keys_only(),
+            excluded: change.excluded.keys_only(),
+        };
         KeyGuard {
             change,
             position: GUARDS.with(|guards| guards.enter(change)),

@@ -6,6 +6,7 @@ use std::fmt;
 
 use crate::alias::KernelKey;
 use crate::cpu::CpuFeatures;
+use crate::dtype::ColumnSet;
 use crate::error::{DispatchError, ErrorKind, Location};
 
 /// Provenance of a kernel or fallback, shown in dumps and errors.
@@ -21,11 +22,14 @@ pub struct KernelMeta {
     /// Whether this kernel deliberately replaces the other registrations at its key
     /// (`#[kernel(…, overrides)]`, `op::register_override`).
     pub overrides: bool,
+    /// The columns of the op's table the kernel serves (`dtypes = "f32"`); every column for a
+    /// kernel that declares none, and for fallbacks, fallthroughs and an op's body.
+    pub dtypes: ColumnSet,
 }
 
 impl KernelMeta {
-    /// A plain kernel's provenance: no CPU features, not an override. What generated
-    /// registrations use; not public API (the fields are public).
+    /// A plain kernel's provenance: no CPU features, not an override, every column. What
+    /// generated registrations use; not public API (the fields are public).
     #[doc(hidden)]
     pub const fn new(name: &'static str, location: Location) -> Self {
         KernelMeta {
@@ -33,6 +37,7 @@ impl KernelMeta {
             location,
             cpu: CpuFeatures::empty(),
             overrides: false,
+            dtypes: ColumnSet::ALL,
         }
     }
 }

@@ -9,6 +9,7 @@ pub use crate::alias::{AliasKey, KernelKey};
 pub use crate::arg::DispatchArg;
 pub use crate::boxing::{BoxedResult, FromValue, Stack, TypeMismatch, Unbox};
 pub use crate::cpu::CpuFeatures;
+pub use crate::dtype::ColumnSet;
 pub use crate::error::{DispatchError, ErrorKind, Location};
 pub use crate::family::SWITCHYARD_DEVICE_NAMES as DEVICE_NAMES;
 pub use crate::handle::compute_table_uncached;
@@ -21,6 +22,16 @@ pub use crate::registry::{
 };
 pub use crate::table::{Boxing, OpTable};
 pub use crate::trace_log::enter as trace_depth;
+
+/// The columns a `dtypes = "…"` token stands for, in `const` evaluation (generated
+/// registrations): a token the runtime does not know fails to compile. The macro checks tokens
+/// first, so this panics only if the macro's list and [`ColumnSet::TOKENS`] disagree.
+pub const fn dtype_token(token: &str) -> ColumnSet {
+    match ColumnSet::token(token) {
+        Some(columns) => columns,
+        None => panic!("switchyard: a `dtypes` token the macro accepts is unknown to the runtime"),
+    }
+}
 
 /// Checks that `stack` holds at least the op's arguments (generated `__call_unboxed`).
 #[inline]

@@ -13,6 +13,7 @@ use linkme::distributed_slice;
 
 use crate::alias::KernelKey;
 use crate::boxing::Stack;
+use crate::dtype::{ColumnSet, DTypeColumn};
 use crate::error::{DispatchError, Location, location_here};
 use crate::key::{DispatchKey, DispatchKeySet};
 use crate::origin::{Conflict, SlotOrigin};
@@ -170,8 +171,15 @@ pub trait ErasedOp: Sync {
     fn registrations(&self) -> Vec<(KernelKey, KernelMeta)>;
     /// Whether the op has a body (a composite kernel).
     fn has_composite(&self) -> bool;
-    /// What each key's slot resolved to (building the table if needed), or the build error.
-    fn slots(&'static self) -> Result<Vec<(DispatchKey, SlotOrigin)>, DispatchError>;
+    /// What each key's slot resolved to in `column` (building the table if needed), or the
+    /// build error.
+    fn slots(
+        &'static self,
+        column: DTypeColumn,
+    ) -> Result<Vec<(DispatchKey, SlotOrigin)>, DispatchError>;
+    /// Each group of columns that resolved alike, with what each key's slot resolved to there
+    /// (indexed by key), or the build error.
+    fn parts(&'static self) -> Result<Vec<(ColumnSet, Vec<SlotOrigin>)>, DispatchError>;
     /// Calls the op with the arguments on `stack`, dispatching on their keys and the thread's.
     fn call_boxed(&'static self, stack: &mut Stack) -> Result<(), DispatchError>;
     /// Calls the op for exactly `keys` with the arguments on `stack`.

@@ -5,7 +5,7 @@
 //! Each macro runs in three phases: it parses its attribute and item into a small AST that keeps
 //! spans (`op/ast.rs`, `kernel/ast.rs`, `FallbackAttr`), checks one rule per function
 //! (`op/validate.rs`, `kernel/validate.rs`, and the shared rules of `keys.rs`, `cpu.rs`,
-//! `sig.rs`), and expands last, from the validated AST (`op/expand.rs`, `kernel/expand.rs`), so
+//! `dtypes.rs`, `sig.rs`), and expands last, from the validated AST (`op/expand.rs`, `kernel/expand.rs`), so
 //! every misuse is reported on the offending token and no rule is checked during expansion.
 
 #![forbid(unsafe_code)]
@@ -13,6 +13,7 @@
 mod args;
 mod cpu;
 mod ctxt;
+mod dtypes;
 mod fallback;
 mod kernel;
 mod keys;

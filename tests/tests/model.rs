@@ -5,14 +5,19 @@
 //! fallthrough fallbacks) and random calls (argument keys, thread-local includes and excludes),
 //! typed and boxed. What runs must be what a small reference model of DESIGN §3 predicts.
 //!
+//! With the dtype dimension: each kernel serves random dtype columns (half of them every column),
+//! each call's argument carries random dtype bits (none, one or several), and includes and
+//! excludes carry random dtype bits too (which guards must ignore). The model resolves the call's
+//! column as DESIGN §3 with only the kernels that serve it.
+//!
 //! This file is its own test binary, so its global fallbacks touch no other test.
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use switchyard::{
-    AliasKey, DispatchArg, DispatchError, DispatchKey, DispatchKeySet, ErrorKind, NUM_KEYS,
-    OpHandle, Registration, Stack, Value, boxable, exclude, include, op, register_fallback,
-    register_fallthrough,
+    AliasKey, ColumnSet, DTypeColumn, DTypeSet, DispatchArg, DispatchError, DispatchKey,
+    DispatchKeySet, ErrorKind, NUM_KEYS, OpHandle, Registration, Stack, Value, boxable, exclude,
+    include, op, register_fallback, register_fallthrough,
 };
 use switchyard_backends as _;
 
@@ -125,6 +130,10 @@ enum Fallback {
 #[derive(Clone, Debug)]
 struct Registrations {
     per_key: [PerKey; NUM_KEYS],
+    /// The columns each key's kernel serves, and each alias kernel's (explicit, implicit,
+    /// autograd).
+    columns: [ColumnSet; NUM_KEYS],
+    alias_columns: [ColumnSet; 3],
     fallbacks: [Fallback; NUM_KEYS],
     explicit: bool,
     implicit: bool,
@@ -213,7 +222,25 @@ fn model_slot(r: &Registrations, key: DispatchKey) -> Slot {
     }
 }
 
+/// The registrations a call in `column` sees: kernels that do not serve it are not there.
+fn in_column(r: &Registrations, column: DTypeColumn) -> Registrations {
+    let mut seen = r.clone();
+    for key in DispatchKey::ALL {
+        if seen.per_key[key.index()] == PerKey::Kernel && !r.columns[key.index()].has(column) {
+            seen.per_key[key.index()] = PerKey::Nothing;
+        }
+    }
+    seen.explicit &= r.alias_columns[0].has(column);
+    seen.implicit &= r.alias_columns[1].has(column);
+    seen.autograd &= r.alias_columns[2].has(column);
+    seen
+}
+
 fn model(r: &Registrations, call: &Call) -> Outcome {
+    // The column comes from the arguments' dtypes alone: guards hold no dtype bits.
+    let r = &in_column(r, call.args.column());
+    let include = call.include.keys_only();
+    let exclude = call.exclude.keys_only();
     let families = call
         .args
         .keys()
@@ -227,7 +254,7 @@ fn model(r: &Registrations, call: &Call) -> Outcome {
     if families.len() > 1 {
         return Outcome::Mismatch;
     }
-    let keys = (call.args | call.include) - call.exclude;
+    let keys = ((call.args | include) - exclude).keys_only();
     // What is still to dispatch on: a transparent mode redispatches with the keys below it.
     let mut remaining = keys;
     for key in keys.keys() {
@@ -257,7 +284,9 @@ fn register_all(r: &Registrations) -> Vec<Registration> {
     for key in DispatchKey::ALL {
         let i = key.index();
         match r.per_key[i] {
-            PerKey::Kernel => live.push(probe::register(key, "k", KERNELS[i]).unwrap()),
+            PerKey::Kernel => {
+                live.push(probe::register_dtypes(key, r.columns[i], "k", KERNELS[i]).unwrap())
+            }
             PerKey::Skip => live.push(probe::handle().register_fallthrough(key).unwrap()),
             PerKey::Nothing => {}
         }
@@ -276,9 +305,9 @@ fn register_all(r: &Registrations) -> Vec<Registration> {
         (r.implicit, AliasKey::CompositeImplicit, kernel::<IMPLICIT>),
         (r.autograd, AliasKey::Autograd, kernel::<AUTOGRAD>),
     ];
-    for (on, alias, kernel) in aliases {
+    for ((on, alias, kernel), columns) in aliases.into_iter().zip(r.alias_columns) {
         if on {
-            live.push(probe::register(alias, "alias", kernel).unwrap());
+            live.push(probe::register_dtypes(alias, columns, "alias", kernel).unwrap());
         }
     }
     live
@@ -328,6 +357,29 @@ fn keyset() -> impl Strategy<Value = DispatchKeySet> {
     })
 }
 
+/// Half the time every column (a kernel that declares no dtypes), else a random non-empty set.
+fn columns() -> impl Strategy<Value = ColumnSet> {
+    prop_oneof![
+        1 => Just(ColumnSet::ALL),
+        1 => (1u16..1 << DTypeColumn::ALL.len()).prop_map(|bits| {
+            DTypeColumn::ALL
+                .into_iter()
+                .filter(|c| bits >> c.index() & 1 == 1)
+                .collect()
+        }),
+    ]
+}
+
+/// Dtype bits: none, one dtype, or any set (mostly several).
+fn dtype_bits() -> impl Strategy<Value = DispatchKeySet> {
+    prop_oneof![
+        1 => Just(DTypeSet::EMPTY),
+        2 => (0u8..8).prop_map(|i| DTypeSet::from_bits(1 << i)),
+        1 => any::<u8>().prop_map(DTypeSet::from_bits),
+    ]
+    .prop_map(|dtypes| DispatchKeySet::EMPTY.with_dtypes(dtypes))
+}
+
 fn registrations() -> impl Strategy<Value = Registrations> {
     let per_key = proptest::collection::vec(
         prop_oneof![4 => Just(PerKey::Nothing), 3 => Just(PerKey::Kernel), 1 => Just(PerKey::Skip)],
@@ -337,48 +389,57 @@ fn registrations() -> impl Strategy<Value = Registrations> {
         prop_oneof![5 => Just(Fallback::Nothing), 1 => Just(Fallback::Boxed), 1 => Just(Fallback::Fallthrough)],
         NUM_KEYS,
     );
+    let per_key_columns = proptest::collection::vec(columns(), NUM_KEYS);
+    let alias_columns = proptest::collection::vec(columns(), 3);
     (
-        per_key,
+        (per_key, per_key_columns, alias_columns),
         fallbacks,
         any::<bool>(),
         any::<bool>(),
         any::<bool>(),
     )
-        .prop_map(|(per_key, fallbacks, explicit, implicit, autograd)| {
-            let mut r = Registrations {
-                per_key: per_key.try_into().unwrap(),
-                fallbacks: fallbacks.try_into().unwrap(),
-                explicit,
-                implicit,
-                autograd,
-            };
-            for key in FIXED_FALLBACK.keys() {
-                r.fallbacks[key.index()] = Fallback::Nothing;
-            }
-            // The library's own keys take no user registrations.
-            for key in DispatchKeySet::BUILTIN.keys() {
-                r.per_key[key.index()] = PerKey::Nothing;
-            }
-            r
-        })
+        .prop_map(
+            |((per_key, columns, alias_columns), fallbacks, explicit, implicit, autograd)| {
+                let mut r = Registrations {
+                    per_key: per_key.try_into().unwrap(),
+                    columns: columns.try_into().unwrap(),
+                    alias_columns: alias_columns.try_into().unwrap(),
+                    fallbacks: fallbacks.try_into().unwrap(),
+                    explicit,
+                    implicit,
+                    autograd,
+                };
+                for key in FIXED_FALLBACK.keys() {
+                    r.fallbacks[key.index()] = Fallback::Nothing;
+                }
+                // The library's own keys take no user registrations.
+                for key in DispatchKeySet::BUILTIN.keys() {
+                    r.per_key[key.index()] = PerKey::Nothing;
+                }
+                r
+            },
+        )
 }
 
 fn call() -> impl Strategy<Value = Call> {
-    (keyset(), keyset(), keyset(), any::<bool>()).prop_map(|(args, include, exclude, boxed)| {
-        // Arguments carry whole device families (ARCHITECTURE.md: a CPU argument carries both
-        // CPU keys); includes and excludes are arbitrary.
-        let args = if args.intersects(DispatchKeySet::CPU) {
-            args | DispatchKeySet::CPU
-        } else {
-            args
-        };
-        Call {
-            args,
-            include,
-            exclude,
-            boxed,
-        }
-    })
+    let with_dtypes = || (keyset(), dtype_bits()).prop_map(|(keys, dtypes)| keys | dtypes);
+    (with_dtypes(), with_dtypes(), with_dtypes(), any::<bool>()).prop_map(
+        |(args, include, exclude, boxed)| {
+            // Arguments carry whole device families (ARCHITECTURE.md: a CPU argument carries both
+            // CPU keys); includes and excludes are arbitrary.
+            let args = if args.intersects(DispatchKeySet::CPU) {
+                args | DispatchKeySet::CPU
+            } else {
+                args
+            };
+            Call {
+                args,
+                include,
+                exclude,
+                boxed,
+            }
+        },
+    )
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! Makes N calls of a trivial op (`pick` or `ranks`), dispatched or direct, for instruction
-//! counting:
+//! Makes N calls of a trivial op (`pick`, `ranks`, or `typed_ranks`, whose arguments carry an
+//! `f32` dtype bit), dispatched or direct, for instruction counting:
 //!
 //! ```text
 //! valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/dispatch_calls pick_dispatched 1000000
@@ -11,7 +11,9 @@
 use std::hint::black_box;
 
 use switchyard::Tensor;
-use switchyard_benches::{pick, pick_direct, ranks, ranks_direct};
+use switchyard_benches::{
+    Typed, pick, pick_direct, ranks, ranks_direct, typed_ranks, typed_ranks_direct,
+};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -31,6 +33,19 @@ fn main() {
         "ranks_dispatched" => repeat(calls, || {
             black_box(ranks(black_box(&x), black_box(&y)));
         }),
+        // Arguments that carry a dtype bit (`f32`): the typed hot path, column lookup included.
+        "typed_ranks_direct" => {
+            let (x, y) = (Typed(x.clone()), Typed(y.clone()));
+            repeat(calls, || {
+                black_box(typed_ranks_direct(black_box(&x), black_box(&y)));
+            })
+        }
+        "typed_ranks_dispatched" => {
+            let (x, y) = (Typed(x.clone()), Typed(y.clone()));
+            repeat(calls, || {
+                black_box(typed_ranks(black_box(&x), black_box(&y)));
+            })
+        }
         "ranks_one_layer" => {
             let _layer = switchyard::include(switchyard::DispatchKey::Custom1);
             repeat(calls, || {
@@ -46,7 +61,7 @@ fn main() {
         other => {
             eprintln!(
                 "unknown mode `{other}`; expected pick_direct, pick_dispatched, ranks_direct, ranks_dispatched, \
-                 ranks_one_layer or ranks_boxed_fallback"
+                 typed_ranks_direct, typed_ranks_dispatched, ranks_one_layer or ranks_boxed_fallback"
             );
             std::process::exit(2);
         }

@@ -1,33 +1,75 @@
-//! Computing an op's table: its registrations gathered, resolved (`resolve.rs`) and laid out for
-//! the hot path. Pure: nothing here publishes or locks.
+//! Computing an op's table: its registrations gathered, resolved (`resolve.rs`) once per group of
+//! dtype columns that the same registrations serve, and laid out for the hot path. Pure: nothing
+//! here publishes or locks.
 
 use crate::alias::{AliasKey, KernelKey};
+use crate::dtype::{ColumnSet, DTypeColumn, NUM_COLUMNS};
 use crate::error::DispatchError;
 use crate::key::{DispatchKey, NUM_KEYS};
 use crate::names;
 use crate::origin::{KernelMeta, SlotOrigin};
 use crate::registry::{Global, KernelRegistration, SWITCHYARD_FALLBACKS};
-use crate::resolve::{Registrations, resolve};
-use crate::table::{OpTable, RuntimeOp, SLOTS, Table};
+use crate::resolve::{Registrations, Resolution, resolve};
+use crate::table::{OpTable, Part, RuntimeOp, SLOTS, Table};
 
 impl<F: Copy> Table<F> {
     fn empty() -> Self {
         Table {
-            mask: 0,
-            slots: [None; SLOTS],
-            boxed: [None; NUM_KEYS],
-            origins: [SlotOrigin::Missing; NUM_KEYS],
-            undefined: Ok(None),
+            masks: [0; NUM_COLUMNS],
+            slots: [[None; SLOTS]; NUM_COLUMNS],
+            part_of: [0; NUM_COLUMNS],
+            parts: vec![Part {
+                columns: ColumnSet::ALL,
+                boxed: [None; NUM_KEYS],
+                origins: [SlotOrigin::Missing; NUM_KEYS],
+                undefined: Ok(None),
+            }],
             conflicts: Vec::new(),
             error: None,
         }
     }
 
-    /// A table whose every call reports `error` (its mask is empty, so every call goes cold).
+    /// A table whose every call reports `error` (its masks are empty, so every call goes cold).
     fn failed(error: DispatchError) -> Self {
         Table {
             error: Some(error),
             ..Table::empty()
+        }
+    }
+
+    /// Lays out `resolution`, the resolution of `columns`, as the table's next part.
+    fn install(&mut self, columns: ColumnSet, resolution: Resolution<F>) {
+        let part = u8::try_from(self.parts.len()).expect("at most one part per column");
+        let mut mask = 0;
+        let mut slots = [None; SLOTS];
+        let mut boxed = [None; NUM_KEYS];
+        let mut origins = [SlotOrigin::Missing; NUM_KEYS];
+        for key in DispatchKey::ALL {
+            let slot = resolution.slots[key.index()];
+            // A conflict stays in the mask with no kernel: calls that reach it go cold and fail.
+            if slot.origin != SlotOrigin::Fallthrough {
+                mask |= 1 << key.index();
+            }
+            slots[key.index()] = slot.kernel;
+            boxed[key.index()] = slot.boxed;
+            origins[key.index()] = slot.origin;
+        }
+        for column in columns.iter() {
+            self.masks[column.index()] = mask;
+            self.slots[column.index()] = slots;
+            self.part_of[column.index()] = part;
+        }
+        self.parts.push(Part {
+            columns,
+            boxed,
+            origins,
+            undefined: resolution.undefined,
+        });
+        // A conflict in several columns is one conflict.
+        for conflict in resolution.conflicts {
+            if !self.conflicts.contains(&conflict) {
+                self.conflicts.push(conflict);
+            }
         }
     }
 }
@@ -49,7 +91,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
                 KernelMeta::new("(the op's body)", self.info.location),
             )
         }));
-        let (fallthrough, fallbacks) = match live {
+        let (mut fallthrough, mut fallbacks) = match live {
             Some((op, global)) => {
                 kernels.extend(op.kernels.iter().map(|(_, r)| *r));
                 let fallthrough = op.fallthrough.iter().map(|(_, k, m)| (*k, *m)).collect();
@@ -57,25 +99,63 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
             }
             None => (Vec::new(), SWITCHYARD_FALLBACKS.to_vec()),
         };
-        let resolution = resolve(Registrations {
-            kernels,
-            fallthrough,
-            fallbacks,
-            via_boxed: self.boxing.map(|b| b.via_boxed),
-        });
         let mut table = Table::empty();
-        for key in DispatchKey::ALL {
-            let slot = resolution.slots[key.index()];
-            // A conflict stays in the mask with no kernel: calls that reach it go cold and fail.
-            if slot.origin != SlotOrigin::Fallthrough {
-                table.mask |= key.set().bits();
-            }
-            table.slots[key.index()] = slot.kernel;
-            table.boxed[key.index()] = slot.boxed;
-            table.origins[key.index()] = slot.origin;
+        table.parts.clear();
+        // Fallbacks and fallthroughs serve every column; a column's kernels are those that serve
+        // it. Columns served by the same kernels resolve once (usually all of them together).
+        let mut groups = column_groups(kernels).into_iter().peekable();
+        while let Some((columns, serving)) = groups.next() {
+            // The last group takes the lists; the others copy them.
+            let (fallthrough, fallbacks) = if groups.peek().is_none() {
+                (
+                    std::mem::take(&mut fallthrough),
+                    std::mem::take(&mut fallbacks),
+                )
+            } else {
+                (fallthrough.clone(), fallbacks.clone())
+            };
+            let resolution = resolve(Registrations {
+                kernels: serving,
+                fallthrough,
+                fallbacks,
+                via_boxed: self.boxing.map(|b| b.via_boxed),
+            });
+            table.install(columns, resolution);
         }
-        table.undefined = resolution.undefined;
-        table.conflicts = resolution.conflicts;
         table
     }
+}
+
+/// The columns, grouped by the registrations that serve them: each group's columns and those
+/// registrations. Every column is in exactly one group.
+fn column_groups<F: Copy>(
+    kernels: Vec<KernelRegistration<F>>,
+) -> Vec<(ColumnSet, Vec<KernelRegistration<F>>)> {
+    // The common case, no kernel declaring `dtypes`: one group, found without comparing anything.
+    if kernels.iter().all(|r| r.meta().dtypes.is_all()) {
+        return vec![(ColumnSet::ALL, kernels)];
+    }
+    // Two columns are served alike when every kernel serves both or neither.
+    let mut groups: Vec<(ColumnSet, Vec<bool>)> = Vec::new();
+    for column in DTypeColumn::ALL {
+        let serving: Vec<bool> = kernels
+            .iter()
+            .map(|r| r.meta().dtypes.has(column))
+            .collect();
+        match groups.iter_mut().find(|(_, s)| *s == serving) {
+            Some((columns, _)) => *columns = columns.union(column.set()),
+            None => groups.push((column.set(), serving)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(columns, serving)| {
+            let serving = kernels
+                .iter()
+                .zip(serving)
+                .filter_map(|(r, serves)| serves.then_some(*r))
+                .collect();
+            (columns, serving)
+        })
+        .collect()
 }

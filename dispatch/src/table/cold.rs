@@ -6,11 +6,13 @@ use std::sync::Arc;
 use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
 
+use crate::alias::KernelKey;
+use crate::dtype::{ColumnSet, DTypeColumn};
 use crate::error::{DispatchError, ErrorKind};
 use crate::family::{families, mixes_families};
 use crate::key::{DispatchKey, DispatchKeySet};
 use crate::origin::SlotOrigin;
-use crate::table::{Current, OpTable, Table, highest_slot, with_local_keys};
+use crate::table::{Current, OpTable, Table, highest_slot, key_bits, with_local_keys};
 use crate::trace_log::{self, trace_enabled};
 
 impl<F: Copy + Send + Sync + 'static> OpTable<F> {
@@ -92,7 +94,8 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         keys: DispatchKeySet,
         index: Option<usize>,
     ) {
-        let origin = index.map_or(SlotOrigin::Composite, |i| table.origins[i]);
+        let part = table.part(keys.column());
+        let origin = index.map_or(SlotOrigin::Composite, |i| part.origins[i]);
         trace_log::dispatch(self.info.name, keys, index, origin);
     }
 
@@ -109,7 +112,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         error
     }
 
-    /// The slot index (`None`: the no-keys slot) and kernel for `keys`.
+    /// The slot index (`None`: the no-keys slot) and kernel for `keys`, in their column.
     pub(super) fn choose(
         &'static self,
         table: &Table<F>,
@@ -119,16 +122,17 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         if let Some(error) = &table.error {
             return Err(error.clone());
         }
-        let masked = keys.bits() & table.mask;
+        let column = keys.column();
+        let masked = key_bits(keys.bits()) & table.masks[column.index()];
         if masked == 0 {
-            return match table.undefined {
+            return match table.part(column).undefined {
                 Ok(Some(kernel)) => Ok((None, kernel)),
                 Ok(None) => Err(self.nothing_selected(keys, arg_keys)),
                 Err(conflict) => Err(conflict.error(self.info.name)),
             };
         }
         let index = highest_slot(masked);
-        match table.slots[index] {
+        match table.slots[column.index()][index] {
             Some(kernel) => Ok((Some(index), kernel)),
             None => Err(self.missing(table, index, keys)),
         }
@@ -169,7 +173,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         keys: DispatchKeySet,
     ) -> DispatchError {
         let key = DispatchKey::from_index(index).expect("slot indices come from valid keys");
-        match table.origins[index] {
+        match table.part(keys.column()).origins[index] {
             SlotOrigin::FallbackUnboxed(_) => DispatchError::new(ErrorKind::Unboxed {
                 op: self.info.name,
                 key: Some(key),
@@ -181,12 +185,25 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
 
     #[cold]
     fn missing_at(&'static self, key: DispatchKey, keys: DispatchKeySet) -> DispatchError {
+        let registrations = self.registrations();
+        // What the kernels at each of the call's keys serve, for a call whose column they miss.
+        let served = keys
+            .keys()
+            .filter_map(|at| {
+                let columns = registrations
+                    .iter()
+                    .filter(|(k, _)| *k == KernelKey::Key(at))
+                    .fold(ColumnSet::EMPTY, |set, (_, meta)| set.union(meta.dtypes));
+                (!columns.is_empty()).then_some((at, columns))
+            })
+            .collect();
         DispatchError::new(ErrorKind::MissingKernel {
             op: self.info.name,
             key,
             call_keys: keys,
-            available: self
-                .registrations()
+            column: DTypeColumn::of_keys(keys),
+            served,
+            available: registrations
                 .iter()
                 .filter_map(|(key, _)| key.runtime())
                 .collect(),

@@ -5,6 +5,7 @@ use std::panic::Location as CallerLocation;
 
 use crate::alias::KernelKey;
 use crate::boxing::Stack;
+use crate::dtype::{ColumnSet, DTypeColumn};
 use crate::error::{DispatchError, ErrorKind};
 use crate::family::mixes_families;
 use crate::key::{DispatchKey, DispatchKeySet};
@@ -58,7 +59,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         } else {
             None
         };
-        match index.and_then(|i| table.boxed[i]) {
+        match index.and_then(|i| table.part(keys.column()).boxed[i]) {
             Some(fallback) => fallback(&OpHandle { op: self }, keys, stack),
             None => (boxing.call_unboxed)(kernel, keys, stack),
         }
@@ -78,13 +79,28 @@ impl<F: Copy + Send + Sync + 'static> ErasedOp for OpTable<F> {
         self.composite.is_some()
     }
 
-    fn slots(&'static self) -> Result<Vec<(DispatchKey, SlotOrigin)>, DispatchError> {
+    fn slots(
+        &'static self,
+        column: DTypeColumn,
+    ) -> Result<Vec<(DispatchKey, SlotOrigin)>, DispatchError> {
         let table = self.current();
         match &table.error {
             Some(error) => Err(error.clone()),
             None => Ok(DispatchKey::ALL
                 .iter()
-                .map(|&k| (k, table.origins[k.index()]))
+                .map(|&k| (k, table.part(column).origins[k.index()]))
+                .collect()),
+        }
+    }
+
+    fn parts(&'static self) -> Result<Vec<(ColumnSet, Vec<SlotOrigin>)>, DispatchError> {
+        let table = self.current();
+        match &table.error {
+            Some(error) => Err(error.clone()),
+            None => Ok(table
+                .parts
+                .iter()
+                .map(|part| (part.columns, part.origins.to_vec()))
                 .collect()),
         }
     }

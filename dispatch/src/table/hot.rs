@@ -1,12 +1,14 @@
-//! The typed hot path: `(arg_keys ∪ included) − excluded`, masked to the op's non-fallthrough
-//! keys, highest bit, one load. It calls nothing, so the generated caller needs no stack frame;
-//! anything unusual returns `None`, and the caller tail-calls its cold path (`cold.rs`).
+//! The typed hot path: `(arg_keys ∪ included) − excluded`; the column of the call's dtypes (one
+//! byte-indexed load); that column's mask of non-fallthrough keys; highest bit; one load. It
+//! calls nothing, so the generated caller needs no stack frame; anything unusual returns `None`,
+//! and the caller tail-calls its cold path (`cold.rs`).
 
 use std::sync::atomic::Ordering;
 
+use crate::dtype::DType;
 use crate::family::mixes_families;
 use crate::key::DispatchKeySet;
-use crate::table::{OpTable, highest_slot, with_local_keys};
+use crate::table::{OpTable, highest_slot, key_bits, with_local_keys};
 
 impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     /// The hot path of every op call: the kernel for a call whose arguments carry `arg_keys`, and
@@ -34,13 +36,9 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         if CHECK_DEVICES && mixes_families(arg_keys) {
             return None;
         }
-        let keys = with_local_keys(arg_keys);
-        let masked = keys & self.fast_mask.load(Ordering::Relaxed);
-        if masked == 0 {
-            return None;
-        }
-        let kernel = table.slots[highest_slot(masked)]?;
-        Some((kernel, DispatchKeySet::from_bits_retain(keys)))
+        let keys = DispatchKeySet::from_bits_retain(with_local_keys(arg_keys));
+        let kernel = self.fast_kernel(table, keys)?;
+        Some((kernel, keys))
     }
 
     /// The kernel for exactly `keys` (no thread-local sets), when the fast table has one: the
@@ -48,10 +46,19 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     #[inline(always)]
     pub fn probe_exact(&'static self, keys: DispatchKeySet) -> Option<F> {
         let table = self.base.get()?;
-        let masked = keys.bits() & self.fast_mask.load(Ordering::Relaxed);
+        self.fast_kernel(table, keys)
+    }
+
+    /// `keys`' column, masked by its fast mask, highest key, one load. The column is a
+    /// `DTypeColumn` (below `NUM_COLUMNS`) and the slot index below 32, so neither index is
+    /// bounds-checked.
+    #[inline(always)]
+    fn fast_kernel(&'static self, table: &super::Table<F>, keys: DispatchKeySet) -> Option<F> {
+        let column = self.column_of[(keys.bits() >> DType::KEY_SHIFT) as usize].index();
+        let masked = key_bits(keys.bits()) & self.fast_masks[column].load(Ordering::Relaxed);
         if masked == 0 {
             return None;
         }
-        table.slots[highest_slot(masked)]
+        table.slots[column][highest_slot(masked)]
     }
 }

@@ -1,9 +1,9 @@
 //! Live tables: publishing what calls read, and the op's runtime registrations.
 //!
-//! **Invariant (publication):** the base table, `live`, `has_live` and `fast_mask` are written
-//! only by [`OpTable::publish`], under the global registration lock, so `fast_mask` is the base
-//! table's mask exactly while no runtime registration concerns the op and the dispatch trace is
-//! off, and 0 otherwise.
+//! **Invariant (publication):** the base table, `live`, `has_live` and `fast_masks` are written
+//! only by [`OpTable::publish`], under the global registration lock, so each column's fast mask is
+//! the base table's mask of that column exactly while no runtime registration concerns the op and
+//! the dispatch trace is off, and 0 otherwise.
 
 use std::panic::Location as CallerLocation;
 use std::sync::atomic::Ordering;
@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::alias::KernelKey;
 use crate::cpu::{CpuFeatures, CpuPolicy};
+use crate::dtype::{ColumnSet, NUM_COLUMNS};
 use crate::error::DispatchError;
 use crate::key::DispatchKey;
 use crate::origin::KernelMeta;
@@ -41,18 +42,23 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     ) -> &'static Table<F> {
         let built = self.base.get();
         let fresh = built.is_none().then(|| self.compute(None));
-        let base_mask = fresh.as_ref().or(built).map_or(0, |base| base.mask);
+        let base_masks = fresh
+            .as_ref()
+            .or(built)
+            .map_or([0; NUM_COLUMNS], |base| base.masks);
         let is_live = !op.is_empty() || !global.fallbacks.is_empty();
         let live =
             is_live.then(|| Arc::new(live.unwrap_or_else(|| self.compute(Some((op, global))))));
-        let fast_mask = if is_live || trace_enabled() {
-            0
+        let fast_masks = if is_live || trace_enabled() {
+            [0; NUM_COLUMNS]
         } else {
-            base_mask
+            base_masks
         };
         self.has_live.store(live.is_some(), Ordering::Release);
         *self.live.write().unwrap_or_else(PoisonError::into_inner) = live;
-        self.fast_mask.store(fast_mask, Ordering::Release);
+        for (fast, mask) in self.fast_masks.iter().zip(fast_masks) {
+            fast.store(mask, Ordering::Release);
+        }
         match fresh {
             Some(base) => self.base.get_or_init(|| base),
             None => built.expect("`fresh` is computed exactly when the base is not built"),
@@ -99,16 +105,26 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     /// Registers `kernel` for this op at `key` until the returned guard drops. A registration
     /// that conflicts with another at its key (linked or registered) is refused, naming both;
     /// `overrides` replaces the others at the key deliberately.
+    ///
+    /// The kernel serves the columns in `dtypes` (every column: [`ColumnSet::ALL`]).
     pub fn register(
         &'static self,
         key: KernelKey,
+        dtypes: ColumnSet,
         name: &'static str,
         kernel: F,
         overrides: bool,
         caller: &'static CallerLocation<'static>,
     ) -> Result<Registration, DispatchError> {
+        if dtypes.is_empty() {
+            return Err(DispatchError::kernel(
+                self.info.name,
+                format!("the kernel `{name}` serves no dtype, so it would never run"),
+            ));
+        }
         let meta = KernelMeta {
             overrides,
+            dtypes,
             ..KernelMeta::new(name, caller_location(caller))
         };
         self.check_registrable(key)?;

@@ -1,7 +1,7 @@
 //! Per-op dispatch tables, laid out for the hot path: one indexed load per call.
 //!
 //! Each op has a *base* table computed once from its linked registrations. Runtime registrations
-//! that concern the op install a *live* table beside it and zero the op's `fast_mask`, so that
+//! that concern the op install a *live* table beside it and zero the op's `fast_masks`, so that
 //! the typed hot path (`probe`) finds nothing and the call takes the out-of-line path, which reads
 //! the live table. The hot path therefore never tests for runtime registrations, tracing or
 //! anything else: an op with none of them pays exactly what the foundation paid.
@@ -18,12 +18,13 @@ mod hot;
 mod live;
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU32};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use linkme::DistributedSlice;
 
 use crate::boxing::Stack;
+use crate::dtype::{COLUMN_OF, ColumnSet, DTypeColumn, NUM_COLUMNS};
 use crate::error::DispatchError;
 use crate::key::{DispatchKey, DispatchKeySet, NUM_KEYS};
 use crate::local::local_masks;
@@ -39,25 +40,47 @@ pub struct Boxing<F> {
     pub via_boxed: F,
 }
 
-// Slots are indexed by the highest set bit of a `u64`, so 64 entries make the index provably in
-// bounds: the hot path has no bounds check.
-const SLOTS: usize = 64;
+// Each column's slots are indexed by the highest set bit of a `u32` (keys are bits 0..22 of a key
+// set; dtypes live in its high byte), so 32 entries make the index provably in bounds, and a
+// column index is a `DTypeColumn` (a `u8` enum below `NUM_COLUMNS`): the hot path has no bounds
+// check.
+const SLOTS: usize = 32;
+const _: () = assert!(NUM_KEYS <= SLOTS);
 
-/// One computed table: what each key's slot holds, and where it came from.
+/// One computed table: per column (the call's dtypes, `DTypeColumn`), what each key's slot holds;
+/// and where each slot came from, once per group of columns that resolved alike.
 struct Table<F> {
-    /// Keys whose slot is not a fallthrough. A table that failed to build has an empty mask, so
-    /// every call reaches the cold path, which reports `error`.
-    mask: u64,
-    slots: [Option<F>; SLOTS],
+    /// Per column: keys whose slot is not a fallthrough. A table that failed to build has empty
+    /// masks, so every call reaches the cold path, which reports `error`.
+    masks: [u32; NUM_COLUMNS],
+    slots: [[Option<F>; SLOTS]; NUM_COLUMNS],
+    /// Per column: its part (an index into `parts`).
+    part_of: [u8; NUM_COLUMNS],
+    /// One per distinct set of registrations serving a column (usually one for all columns).
+    parts: Vec<Part<F>>,
+    /// Every conflict among the op's own registrations, once each (for `dump()` and runtime
+    /// registration).
+    conflicts: Vec<Conflict>,
+    /// Why the whole op cannot be called (two ops share its name).
+    error: Option<DispatchError>,
+}
+
+/// The columns whose kernels are one set of registrations, resolved once.
+struct Part<F> {
+    /// The columns this part resolves.
+    columns: ColumnSet,
     boxed: [Option<BoxedKernel>; NUM_KEYS],
     origins: [SlotOrigin; NUM_KEYS],
     /// What a call with no dispatch keys runs (a composite kernel), if anything, or the conflict
     /// between two composites.
     undefined: Result<Option<F>, Conflict>,
-    /// Every conflict among the op's own registrations (for `dump()` and runtime registration).
-    conflicts: Vec<Conflict>,
-    /// Why the whole op cannot be called (two ops share its name).
-    error: Option<DispatchError>,
+}
+
+impl<F> Table<F> {
+    /// The part that resolved `column`.
+    fn part(&self, column: DTypeColumn) -> &Part<F> {
+        &self.parts[usize::from(self.part_of[column.index()])]
+    }
 }
 
 /// The per-op part of the runtime registrations, with their registration ids.
@@ -105,9 +128,12 @@ pub struct OpTable<F: 'static> {
     /// The table of the linked registrations, computed at first use. Set only by
     /// `OpTable::publish`, after the fields below are published for it.
     base: OnceLock<Table<F>>,
-    /// The base table's mask while it is current and the dispatch trace is off; otherwise 0, so
-    /// every typed call goes out of line. Written only by `OpTable::publish`.
-    fast_mask: AtomicU64,
+    /// The column of each value of a call's dtype byte: `dtype::COLUMN_OF`, copied into the op
+    /// so the hot path indexes it off the op's address (no shared table's address to load).
+    column_of: [DTypeColumn; 256],
+    /// Per column: the base table's mask while it is current and the dispatch trace is off;
+    /// otherwise 0, so every typed call goes out of line. Written only by `OpTable::publish`.
+    fast_masks: [AtomicU32; NUM_COLUMNS],
     /// The table of linked + runtime registrations, while any runtime registration concerns
     /// this op. Written only by `OpTable::publish`.
     live: RwLock<Option<Arc<Table<F>>>>,
@@ -139,7 +165,8 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
             composite,
             boxing,
             base: OnceLock::new(),
-            fast_mask: AtomicU64::new(0),
+            column_of: COLUMN_OF,
+            fast_masks: [const { AtomicU32::new(0) }; NUM_COLUMNS],
             live: RwLock::new(None),
             has_live: AtomicBool::new(false),
             runtime: Mutex::new(RuntimeOp {
@@ -158,13 +185,20 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
 /// The slot of the highest key in `masked`, which is not empty. `% SLOTS` is a no-op the compiler
 /// can see, so the slot load needs no bounds check.
 #[inline(always)]
-fn highest_slot(masked: u64) -> usize {
-    (63 - masked.leading_zeros()) as usize % SLOTS
+fn highest_slot(masked: u32) -> usize {
+    (31 - masked.leading_zeros()) as usize % SLOTS
 }
 
-/// The call's keys: `(arg_keys ∪ thread included) − thread excluded`.
+/// The call's keys: `(arg_keys ∪ thread included) − thread excluded`. The thread's sets hold no
+/// dtype bits (`local.rs`), so the arguments' dtypes pass through unchanged.
 #[inline(always)]
 fn with_local_keys(arg_keys: DispatchKeySet) -> u64 {
     let local = local_masks();
     (arg_keys.bits() | local.included) & local.kept
+}
+
+/// The key bits of a call's keys, as the per-column masks hold them (keys are bits 0..22).
+#[inline(always)]
+fn key_bits(keys: u64) -> u32 {
+    keys as u32
 }

@@ -8,15 +8,18 @@ use syn::spanned::Spanned;
 use crate::args::{self, Args};
 use crate::cpu::CpuArg;
 use crate::ctxt::Errors;
+use crate::dtypes::DTypesArg;
 use crate::keys::KeyRef;
 
-/// `#[kernel(op = …, key = …, cpu = "…", overrides, crate = path)]`. `op` and `key` are `None`
+/// `#[kernel(op = …, key = …, cpu = "…", dtypes = "…", overrides, crate = path)]`. `op` and `key` are `None`
 /// only when missing or malformed, which is reported.
 pub struct KernelAttr {
     pub op: Option<OpRef>,
     pub key: Option<KeyRef>,
     /// `cpu = "avx2,fma"`: the kernel is a CPU variant needing these features.
     pub cpu: Option<CpuArg>,
+    /// `dtypes = "f32,f64"`: the dtype columns the kernel serves (all when absent).
+    pub dtypes: Option<DTypesArg>,
     /// `overrides`: deliberately replaces the other registrations at the key.
     pub overrides: Option<Span>,
     /// `crate = path`: where generated code finds switchyard (for re-exporters).
@@ -31,7 +34,7 @@ pub struct OpRef {
     pub span: Span,
 }
 
-const ALLOWED: &[&str] = &["op", "key", "cpu", "overrides", "crate"];
+const ALLOWED: &[&str] = &["op", "key", "cpu", "dtypes", "overrides", "crate"];
 
 impl KernelAttr {
     pub fn parse(tokens: TokenStream, errors: &mut Errors) -> KernelAttr {
@@ -40,11 +43,13 @@ impl KernelAttr {
         let op = op(&mut args, errors);
         let key = key(&mut args, errors);
         let cpu = CpuArg::parse(&mut args, errors);
+        let dtypes = DTypesArg::parse(&mut args, errors);
         let overrides = args::flag(&mut args, "overrides", "kernel", errors);
         KernelAttr {
             op,
             key,
             cpu,
+            dtypes,
             overrides,
             krate,
         }

@@ -8,7 +8,7 @@ use syn::{ItemFn, LitStr, parse_quote_spanned};
 use super::ast::{KernelAttr, OpRef};
 use crate::keys::{self, KeyRef};
 use crate::private::{location, private};
-use crate::{cpu, sig};
+use crate::{cpu, dtypes, sig};
 
 /// On error: the function, unregistered, so that its callers and IDEs stay quiet. It still names
 /// the op, so that the user's `use` of it is not reported unused (or, if the op is unknown, that
@@ -36,6 +36,7 @@ pub fn registration(function: &ItemFn, attr: &KernelAttr, op: &OpRef, key: &KeyR
     let ident = &function.sig.ident;
     let name = LitStr::new(&ident.to_string(), ident.span());
     let features = cpu::features_expr(cpu, &private);
+    let columns = dtypes::columns_expr(attr.dtypes.as_ref(), &private);
     // A `#[target_feature]` function cannot be a function pointer: register its safe entry.
     let (entry, reference) = if cpu::has_target_feature(function) {
         let (entry, entry_ident) = cpu::entry(function);
@@ -82,6 +83,7 @@ pub fn registration(function: &ItemFn, attr: &KernelAttr, op: &OpRef, key: &KeyR
         location: #location,
         cpu: #features,
         overrides: #overrides,
+        dtypes: #columns,
     });
     let registration = if cpu.is_some() {
         quote! {

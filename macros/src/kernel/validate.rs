@@ -1,12 +1,12 @@
 //! The rules a `#[kernel]` must follow, one function per rule (the key's in `keys.rs`, `cpu`'s in
-//! `cpu.rs`, the signature's in `sig.rs`), each reporting on the offending token. Any error means
-//! the kernel is not registered.
+//! `cpu.rs`, `dtypes`' in `dtypes.rs`, the signature's in `sig.rs`), each reporting on the
+//! offending token. Any error means the kernel is not registered.
 
 use syn::ItemFn;
 
 use super::ast::KernelAttr;
 use crate::ctxt::Errors;
-use crate::{cpu, keys, sig};
+use crate::{cpu, dtypes, keys, sig};
 
 /// Every rule on the attribute and the function.
 pub fn kernel(attr: &KernelAttr, function: &ItemFn, errors: &mut Errors) {
@@ -18,6 +18,9 @@ pub fn kernel(attr: &KernelAttr, function: &ItemFn, errors: &mut Errors) {
         .cpu
         .as_ref()
         .and_then(|cpu| cpu::check(cpu, attr.key.as_ref(), errors));
+    if let Some(dtypes) = &attr.dtypes {
+        dtypes::check(dtypes, errors);
+    }
     sig::check_common(&function.sig, "a `#[kernel]`", errors);
     cpu::covers_target_features(function, attr.cpu.as_ref(), listed.as_deref(), errors);
 }

@@ -131,6 +131,7 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
             pub use self::__switchyard::{
                 __switchyard_handle as handle, __switchyard_redispatch as redispatch,
                 __switchyard_register as register,
+                __switchyard_register_dtypes as register_dtypes,
                 __switchyard_register_override as register_override,
                 __switchyard_register_variant as register_variant,
             };
@@ -232,6 +233,29 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
                 ) -> ::core::result::Result<#private::Registration, #private::DispatchError> {
                     __SWITCHYARD_OP.register(
                         key.into(),
+                        #private::ColumnSet::ALL,
+                        name,
+                        kernel,
+                        false,
+                        ::core::panic::Location::caller(),
+                    )
+                }
+
+                /// Registers `kernel` at `key` for the dtypes in `dtypes` only (a `DType`, a
+                /// `DTypeColumn` or a `ColumnSet`, e.g. `ColumnSet::parse("f32,mixed")?`) until
+                /// the returned guard drops: calls whose column it does not serve fall through
+                /// to the next key that does. Refused like `register` on a conflict in a
+                /// column it serves.
+                #[track_caller]
+                pub fn __switchyard_register_dtypes(
+                    key: impl ::core::convert::Into<#private::KernelKey>,
+                    dtypes: impl ::core::convert::Into<#private::ColumnSet>,
+                    name: &'static str,
+                    kernel: __SwitchyardKernelFn,
+                ) -> ::core::result::Result<#private::Registration, #private::DispatchError> {
+                    __SWITCHYARD_OP.register(
+                        key.into(),
+                        dtypes.into(),
                         name,
                         kernel,
                         false,
@@ -250,6 +274,7 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
                 ) -> ::core::result::Result<#private::Registration, #private::DispatchError> {
                     __SWITCHYARD_OP.register(
                         key.into(),
+                        #private::ColumnSet::ALL,
                         name,
                         kernel,
                         true,
