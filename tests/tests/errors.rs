@@ -126,7 +126,8 @@ fn missing_backend_kernel_names_key_device_and_alternatives() {
     let text = err.to_string();
     assert!(
         text.starts_with(
-            "op `toy_only`: no kernel for dispatch key `CpuNaive` (call keys {CpuSimd, CpuNaive})"
+            "op `toy_only`: no kernel for dtype f32 at dispatch key `CpuNaive` (call keys {CpuSimd, \
+             CpuNaive; f32})"
         ),
         "{text}"
     );
@@ -148,7 +149,7 @@ fn active_key_without_kernel_says_so() {
     let err = try_mul(&Tensor::scalar(1.0), &Tensor::scalar(2.0)).unwrap_err();
     let text = err.to_string();
     assert!(
-        text.contains("no kernel for dispatch key `Custom2`"),
+        text.contains("no kernel for dtype f32 at dispatch key `Custom2`"),
         "{text}"
     );
     assert!(text.contains("`Custom2` is active"), "{text}");

@@ -128,9 +128,9 @@ fn dispatch_trace_prints_one_line_per_dispatch() {
         .collect();
     // Which CPU kernel serves `mul` and `sum` depends on the backends linked; the shape does not.
     let expected = [
-        "[switchyard] modes::sum_of_squares keys={CpuSimd, CpuNaive} -> CpuSimd [composite]",
-        "[switchyard]   mul keys={CpuSimd, CpuNaive} -> Cpu",
-        "[switchyard]   sum keys={CpuSimd, CpuNaive} -> Cpu",
+        "[switchyard] modes::sum_of_squares keys={CpuSimd, CpuNaive; f32} -> CpuSimd [composite]",
+        "[switchyard]   mul keys={CpuSimd, CpuNaive; f32} -> Cpu",
+        "[switchyard]   sum keys={CpuSimd, CpuNaive; f32} -> Cpu",
     ];
     assert_eq!(lines.len(), expected.len(), "{stderr}");
     for (line, prefix) in lines.iter().zip(expected) {
@@ -195,10 +195,10 @@ fn dispatch_trace_prints_fallbacks_once_and_failures() {
         .lines()
         .filter(|l| l.starts_with("[switchyard]"))
         .collect();
-    let served = "[switchyard] mul keys={Custom3, CpuSimd, CpuNaive} -> Custom3 [fallback] ";
-    let below = "[switchyard]   mul keys={CpuSimd, CpuNaive} -> Cpu";
+    let served = "[switchyard] mul keys={Custom3, CpuSimd, CpuNaive; f32} -> Custom3 [fallback] ";
+    let below = "[switchyard]   mul keys={CpuSimd, CpuNaive; f32} -> Cpu";
     let failed =
-        format!("[switchyard] modes::unserved keys={{CpuSimd, CpuNaive}} -> error: {error}");
+        format!("[switchyard] modes::unserved keys={{CpuSimd, CpuNaive; f32}} -> error: {error}");
     // One line per dispatch: the typed call and the boxed call each reach the fallback once,
     // and its redispatch once, one level deeper; each failed call prints its error.
     let expected = [served, below, served, below, &failed, &failed];
