@@ -17,8 +17,8 @@ use crate::storage::{BackendStorage, Storage, host_buffer};
 /// **Invariants**, checked by every constructor and view: `numel` is the product of `sizes`;
 /// `sizes` and `strides` have one length; a non-empty view's furthest element, `offset + Σ
 /// (size−1)·stride`, is below the storage's length, so kernels index any element without
-/// overflow or bounds failure; `keys` are the device's keys with the dtype's bit; `dtype` is the
-/// storage's.
+/// overflow or bounds failure; an empty view's offset is 0, so no offset exceeds the storage's
+/// length; `keys` are the device's keys with the dtype's bit; `dtype` is the storage's.
 ///
 /// Public only so that [`Tensor`] can name it as its boxed form (`SharedTensor::Shared`); it
 /// lives in a private module, so no other crate can name or build one.
@@ -275,7 +275,9 @@ impl Tensor {
         Ok(self.restrided(numel, offset, Dims::new(sizes), Dims::new(strides)))
     }
 
-    /// A view with a layout the caller checked against the invariants.
+    /// A view with a layout the caller checked against the invariants. An empty view starts at
+    /// 0: its strides may place its (absent) first element past the storage (row 2 of a `[3, 0]`
+    /// tensor), and readers slice from the offset.
     pub(crate) fn restrided(
         &self,
         numel: usize,
@@ -287,7 +289,7 @@ impl Tensor {
             self.inner.storage.clone(),
             self.inner.device,
             numel,
-            offset,
+            if numel == 0 { 0 } else { offset },
             sizes,
             strides,
             self.inner.dtype,

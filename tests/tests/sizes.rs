@@ -503,3 +503,30 @@ fn tensor_crosses_catch_unwind_without_assert_unwind_safe() {
     assert!(caught.is_err());
     assert_eq!(t.to_vec::<f32>(), [1.0, -2.0]);
 }
+
+// ---- empty views ----
+
+#[test]
+fn an_empty_view_beyond_its_storage_reads_as_empty() {
+    // `[3, 0]` holds nothing; its row 2 starts, by its strides, past the empty storage.
+    let x = empty(&[3, 0]);
+    let row = x.try_select(0, 2).unwrap();
+    assert_eq!(row.shape(), [0]);
+    assert!(row.as_slice::<f32>().unwrap().is_empty());
+    assert_eq!(row.to_vec::<f32>(), Vec::<f32>::new());
+    assert_eq!(row.to_string(), "[]");
+    // A matmul of such a view reads nothing either.
+    let rows = x.try_narrow(0, 2, 1).unwrap();
+    let product = try_matmul(&rows, &empty(&[0, 2])).unwrap();
+    assert_eq!(product.to_vec::<f32>(), [0.0, 0.0]);
+}
+
+#[test]
+fn an_integer_matmul_with_no_columns_does_no_work_per_row() {
+    // 2⁴⁰ rows of nothing: the naive kernel (the one that serves `i32`) must not walk them.
+    let x = Tensor::from_vec::<i32>(Vec::new(), &[1 << 40, 0]).unwrap();
+    let y = Tensor::from_vec::<i32>(Vec::new(), &[0, 0]).unwrap();
+    let product = try_matmul(&x, &y).unwrap();
+    assert_eq!(product.shape(), [1 << 40, 0]);
+    assert_eq!(product.dtype(), DType::I32);
+}

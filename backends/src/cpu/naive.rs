@@ -281,8 +281,12 @@ fn matmul_typed<T: Element>(
         y.strides(),
     );
     let mut out = host_buffer::<T>(OP, m * n)?;
-    // With `k = 0` every element is an empty sum, and `m` may be huge (`[2⁴⁰, 0] × [0, 0]`): the
-    // output is then at most `m·n` zeros, which the allocation above bounded.
+    // `m` may be huge when the result is empty (`[2⁴⁰, 0] × [0, 0]`): the loops run only when
+    // there is an output element. (With `k = 0` each is an empty sum; the allocation above
+    // bounded their count.)
+    if n == 0 {
+        return Tensor::from_host(out, &[m, n]);
+    }
     for i in 0..m {
         for j in 0..n {
             let pairs = (0..k).map(|p| {
