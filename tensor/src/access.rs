@@ -234,7 +234,12 @@ fn decode<T: Element>(op: &'static str, bytes: &[u8], len: usize) -> Result<Vec<
             ),
         ));
     }
-    Ok(bytes.chunks_exact(size).map(from_le::<T>).collect())
+    let mut values = Vec::new();
+    values
+        .try_reserve_exact(len)
+        .map_err(|_| DispatchError::out_of_memory(op, bytes.len()))?;
+    values.extend(bytes.chunks_exact(size).map(from_le::<T>));
+    Ok(values)
 }
 
 /// One element from its little-endian bytes (a `bool` is any non-zero byte).

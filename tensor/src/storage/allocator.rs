@@ -7,7 +7,6 @@
 //! what each device holds. Other devices register theirs with [`register_allocator`] (the wgpu
 //! backend's buffer pool does).
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError, RwLock};
 
@@ -106,8 +105,20 @@ fn bucket(bytes: usize) -> Option<usize> {
     bytes.checked_next_multiple_of(step)
 }
 
+/// One list of idle blocks per bucket size: `k` eighths of `2^e` (`k` in 5..=8; a power of two
+/// is `k = 8`) is list `e·8 + k − 1`. A fixed array, so that taking a block back never allocates
+/// a map node (only, fallibly, room in its list).
+const BUCKETS: usize = 64 * 8;
+
+/// The list of a bucket size (a value [`bucket`] returned: at least 64, at most `2^63`).
+fn list_of(size: usize) -> usize {
+    let e = size.next_power_of_two().trailing_zeros() as usize;
+    let k = size >> (e - 3);
+    e * 8 + k - 1
+}
+
 struct CpuState {
-    idle: BTreeMap<usize, Vec<HostBlock>>,
+    idle: [Vec<HostBlock>; BUCKETS],
     stats: MemoryStats,
 }
 
@@ -119,7 +130,7 @@ struct CpuAllocator {
 
 static CPU: CpuAllocator = CpuAllocator {
     state: Mutex::new(CpuState {
-        idle: BTreeMap::new(),
+        idle: [const { Vec::new() }; BUCKETS],
         stats: MemoryStats {
             allocated: 0,
             cached: 0,
@@ -140,17 +151,12 @@ impl CpuAllocator {
 
     /// Frees idle blocks, largest first, until at most `limit` bytes stay cached.
     fn trim(state: &mut CpuState, limit: usize) {
-        while state.stats.cached > limit {
-            let Some(mut entry) = state.idle.last_entry() else {
-                break;
-            };
-            let block = entry.get_mut().pop();
-            if entry.get().is_empty() {
-                entry.remove();
-            }
-            if let Some(block) = block {
+        for list in (0..BUCKETS).rev() {
+            while state.stats.cached > limit {
+                let Some(block) = state.idle[list].pop() else {
+                    break;
+                };
                 state.stats.cached -= block.bytes();
-                drop(block);
             }
         }
     }
@@ -165,7 +171,7 @@ impl DeviceAllocator for CpuAllocator {
         let idle = {
             let mut state = self.lock();
             state.stats.cached = 0;
-            std::mem::take(&mut state.idle)
+            std::mem::replace(&mut state.idle, [const { Vec::new() }; BUCKETS])
         };
         // Freed outside the lock.
         drop(idle);
@@ -186,7 +192,7 @@ pub(crate) fn cpu_allocate(op: &'static str, bytes: usize) -> Result<HostBlock, 
     let cached = {
         let mut state = CPU.lock();
         state.stats.allocations += 1;
-        let block = state.idle.get_mut(&size).and_then(Vec::pop);
+        let block = state.idle[list_of(size)].pop();
         if let Some(block) = &block {
             state.stats.cached -= block.bytes();
         } else {
@@ -218,7 +224,7 @@ pub(crate) fn cpu_release(block: HostBlock) {
     let bytes = block.bytes();
     // The list grows fallibly: a block that cannot be listed is freed, never an abort while a
     // tensor drops.
-    let list = state.idle.entry(bytes).or_default();
+    let list = &mut state.idle[list_of(bytes)];
     if list.try_reserve(1).is_err() {
         drop(state);
         drop(block);
@@ -241,6 +247,11 @@ mod tests {
         assert_eq!(bucket(SMALL + 1), Some(SMALL + SMALL / 4));
         assert_eq!(bucket(64 << 20), Some(64 << 20));
         assert_eq!(bucket(usize::MAX), None);
+        // Every bucket size has its own list, in order of size.
+        let sizes = [64, 128, SMALL, SMALL + SMALL / 4, 3 << 20, 1 << 30, 1 << 63];
+        let lists: Vec<usize> = sizes.iter().map(|&s| list_of(bucket(s).unwrap())).collect();
+        assert!(lists.windows(2).all(|w| w[0] < w[1]), "{lists:?}");
+        assert_eq!(lists.last(), Some(&(BUCKETS - 1)));
         for bytes in [SMALL + 1, 3 << 20, (5 << 20) + 7, 1 << 30] {
             let b = bucket(bytes).unwrap();
             assert!(b >= bytes && b - bytes <= bytes / 4, "{bytes} -> {b}");
