@@ -106,6 +106,22 @@ pub fn as_str(value: &Expr) -> Option<&LitStr> {
     }
 }
 
+/// A string of comma-separated entries (`cpu = "avx2,fma"`, `dtypes = "f32,f64"`): the string
+/// and its entries as written (trimmed; an empty one stays, for the validate phase to report), or
+/// `None` when the value is not a string, reported on it with `expected`.
+pub fn comma_list(arg: &Arg, expected: &str, errors: &mut Errors) -> Option<(LitStr, Vec<String>)> {
+    let Some(lit) = as_str(&arg.value) else {
+        errors.spanned(&arg.value, expected);
+        return None;
+    };
+    let entries = lit
+        .value()
+        .split(',')
+        .map(|e| e.trim().to_owned())
+        .collect();
+    Some((lit.clone(), entries))
+}
+
 /// The value as a path, if it is one.
 pub fn as_path(value: &Expr) -> Option<&Path> {
     match ungrouped(value) {

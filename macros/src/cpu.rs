@@ -53,20 +53,11 @@ impl CpuArg {
     /// `cpu` is optional; when given, its value must be a string.
     pub fn parse(args: &mut Args, errors: &mut Errors) -> Option<CpuArg> {
         let arg = args.take("cpu")?;
-        let list = args::as_str(&arg.value).map(|lit| {
-            let entries = lit
-                .value()
-                .split(',')
-                .map(|e| e.trim().to_owned())
-                .collect();
-            (lit.clone(), entries)
-        });
-        if list.is_none() {
-            errors.spanned(
-                &arg.value,
-                "`cpu` in `#[kernel]` takes a string of CPU features, e.g. `cpu = \"avx2,fma\"`",
-            );
-        }
+        let list = args::comma_list(
+            &arg,
+            "`cpu` in `#[kernel]` takes a string of CPU features, e.g. `cpu = \"avx2,fma\"`",
+            errors,
+        );
         Some(CpuArg {
             name: arg.name,
             list,

@@ -33,20 +33,11 @@ impl DTypesArg {
     /// value must be a string.
     pub fn parse(args: &mut Args, errors: &mut Errors) -> Option<DTypesArg> {
         let arg = args.take("dtypes")?;
-        let list = args::as_str(&arg.value).map(|lit| {
-            let entries = lit
-                .value()
-                .split(',')
-                .map(|e| e.trim().to_owned())
-                .collect();
-            (lit.clone(), entries)
-        });
-        if list.is_none() {
-            errors.spanned(
-                &arg.value,
-                "`dtypes` in `#[kernel]` takes a string of dtypes, e.g. `dtypes = \"f32,f64\"`",
-            );
-        }
+        let list = args::comma_list(
+            &arg,
+            "`dtypes` in `#[kernel]` takes a string of dtypes, e.g. `dtypes = \"f32,f64\"`",
+            errors,
+        );
         Some(DTypesArg { list })
     }
 }

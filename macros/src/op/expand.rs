@@ -231,14 +231,7 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
                     name: &'static str,
                     kernel: __SwitchyardKernelFn,
                 ) -> ::core::result::Result<#private::Registration, #private::DispatchError> {
-                    __SWITCHYARD_OP.register(
-                        key.into(),
-                        #private::ColumnSet::ALL,
-                        name,
-                        kernel,
-                        false,
-                        ::core::panic::Location::caller(),
-                    )
+                    __switchyard_register_dtypes(key, #private::ColumnSet::ALL, name, kernel)
                 }
 
                 /// Registers `kernel` at `key` for the dtypes in `dtypes` only (a `DType`, a
