@@ -67,23 +67,21 @@ fn micros(d: Duration) -> String {
 
 /// `s` as a JSON string literal: quotes, backslashes and control characters escaped.
 pub(super) fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if u32::from(c) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
+    super::quoted(s, |c, out| match c {
+        '\r' => {
+            out.push_str("\\r");
+            true
         }
-    }
-    out.push('"');
-    out
+        '\t' => {
+            out.push_str("\\t");
+            true
+        }
+        c if u32::from(c) < 0x20 => {
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+            true
+        }
+        _ => false,
+    })
 }
 
 #[cfg(test)]

@@ -111,19 +111,8 @@ impl Graph {
 /// `s` as a DOT quoted string that Graphviz shows as written: quotes and backslashes escaped
 /// (a lone `\` would start an escape such as `\l`), a newline as `\n` (a line break in a label).
 fn dot_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => {}
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    // A carriage return is dropped: the newline beside it already breaks the line.
+    super::quoted(s, |c, _| c == '\r')
 }
 
 #[cfg(test)]

@@ -13,3 +13,22 @@ mod trace;
 
 pub use profile::{Profile, ProfileRow, ProfileSlice, profile};
 pub use trace::{Graph, TracedCall, trace};
+
+/// `s` in double quotes with `"`, `\` and newlines escaped, as both export formats need, and any
+/// other character given to `escape`, which writes its own escaped form and returns `true`, or
+/// returns `false` to have it written as is.
+fn quoted(s: &str, escape: impl Fn(char, &mut String) -> bool) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if escape(c, &mut out) => {}
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
