@@ -158,40 +158,10 @@ fn zip<T: Arith>(
     Tensor::from_host(out, shape)
 }
 
-/// The naive `op` (`add`, `sub`, `mul`, `div`) of any operands: where the SIMD kernels send what
-/// their fast path does not take (other dtypes, strided or broadcast operands).
-pub(crate) fn binary_any(op: &'static str, x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    let method: fn(DType) -> BinaryFn = match op {
-        "add" => {
-            |dtype| with_element!(dtype, T => |op, x, y, shape| zip::<T>(op, x, y, shape, T::add))
-        }
-        "sub" => {
-            |dtype| with_element!(dtype, T => |op, x, y, shape| zip::<T>(op, x, y, shape, T::sub))
-        }
-        "mul" => {
-            |dtype| with_element!(dtype, T => |op, x, y, shape| zip::<T>(op, x, y, shape, T::mul))
-        }
-        _ => |dtype| with_element!(dtype, T => |op, x, y, shape| zip::<T>(op, x, y, shape, T::div)),
-    };
-    binary(op, x, y, method)
-}
-
-/// The naive `op` (`neg`, `relu`, `exp`, `sum`, `mean`) of any operand, for the SIMD kernels'
-/// slow path.
-pub(crate) fn unary_any(op: &'static str, x: &Tensor) -> Result<Tensor> {
-    match op {
-        "neg" => neg_naive(x),
-        "relu" => relu_naive(x),
-        "exp" => exp_naive(x),
-        "sum" => sum_naive(x),
-        _ => mean_naive(x),
-    }
-}
-
 macro_rules! binary_kernel {
     ($name:ident, $op:literal, $method:ident) => {
         #[kernel(op = $op, key = CpuNaive)]
-        fn $name(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+        pub(crate) fn $name(x: &Tensor, y: &Tensor) -> Result<Tensor> {
             binary($op, x, y, |dtype| with_element!(dtype, T => |op, x, y, shape| zip::<T>(op, x, y, shape, T::$method)))
         }
     };
@@ -210,7 +180,7 @@ fn unary(op: &'static str, x: &Tensor, f: fn(DType) -> UnaryFn) -> Result<Tensor
 macro_rules! unary_kernel {
     ($name:ident, $op:literal, $method:ident) => {
         #[kernel(op = $op, key = CpuNaive)]
-        fn $name(x: &Tensor) -> Result<Tensor> {
+        pub(crate) fn $name(x: &Tensor) -> Result<Tensor> {
             unary($op, x, |dtype| with_element!(dtype, T => |op, x| map_into::<T, T>(op, x, T::$method)))
         }
     };
@@ -242,12 +212,12 @@ fn scalar_of(op: &'static str, dtype: DType, value: Scalar) -> Result<Tensor> {
 }
 
 #[kernel(op = "sum", key = CpuNaive)]
-fn sum_naive(x: &Tensor) -> Result<Tensor> {
+pub(crate) fn sum_naive(x: &Tensor) -> Result<Tensor> {
     scalar_of("sum", rules::sum(x.dtype()), total("sum", x)?)
 }
 
 #[kernel(op = "mean", key = CpuNaive)]
-fn mean_naive(x: &Tensor) -> Result<Tensor> {
+pub(crate) fn mean_naive(x: &Tensor) -> Result<Tensor> {
     let dtype = rules::mean(x.dtype())?;
     // 0 / 0 is NaN: the mean of nothing is undefined, as in PyTorch.
     let mean = total("mean", x)?.as_f64() / x.numel() as f64;
@@ -296,9 +266,11 @@ fn matmul_typed<T: Element>(
                 )
             });
             out.push(if T::DTYPE.is_float() {
-                let dot: f64 = pairs
-                    .map(|(a, b)| a.to_scalar().as_f64() * b.to_scalar().as_f64())
-                    .sum();
+                // From +0, as a product matrix starts (`Iterator::sum` starts an `f64` at -0,
+                // which would make an empty dot product -0).
+                let dot = pairs.fold(0.0, |acc, (a, b)| {
+                    acc + a.to_scalar().as_f64() * b.to_scalar().as_f64()
+                });
                 T::from_scalar(Scalar::Float(dot))
             } else {
                 let dot = pairs.fold(0i64, |acc, (a, b)| {

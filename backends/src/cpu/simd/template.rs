@@ -14,26 +14,23 @@
 
 use switchyard::{DType, Result, Tensor};
 
-use crate::cpu::naive::{binary_any, unary_any};
-
 /// Elements per step of the reductions, and their `f64` partial sums: partial `p` adds up the
 /// elements whose index is `p` modulo `BLOCK`, in order, whatever the instruction set.
 pub(crate) const BLOCK: usize = 16;
 
-/// `f` of each `N` elements of `x`: a one-operand elementwise kernel.
+/// `f` of each `N` elements of `x`: a one-operand elementwise kernel. Anything but a
+/// contiguous `f32` operand takes `naive`, the op's naive kernel.
 #[inline(always)]
 pub(crate) fn map<const N: usize>(
     op: &'static str,
     x: &Tensor,
+    naive: fn(&Tensor) -> Result<Tensor>,
     f: impl Fn(&[f32; N]) -> [f32; N],
 ) -> Result<Tensor> {
-    let view = match x.dtype() {
-        DType::F32 => x.host::<f32>(op)?,
-        _ => return unary_any(op, x),
+    let Some(view) = contiguous_f32(op, x)? else {
+        return naive(x);
     };
-    let Some(xs) = view.contiguous() else {
-        return unary_any(op, x);
-    };
+    let xs = view.contiguous().unwrap_or_default();
     let (chunks, tail) = xs.as_chunks::<N>();
     let out = collect(op, xs.len(), chunks.iter().map(&f), || f(&padded(tail)))?;
     Tensor::from_host(out, x.shape())
@@ -57,16 +54,17 @@ pub(crate) fn zip<const N: usize>(
     op: &'static str,
     x: &Tensor,
     y: &Tensor,
+    naive: fn(&Tensor, &Tensor) -> Result<Tensor>,
     f: impl Fn(&[f32; N], &[f32; N]) -> [f32; N],
 ) -> Result<Tensor> {
     // The fast path: two contiguous `f32` operands of one shape, so of one length (a tensor
     // holds exactly its shape's element count): the chunks of `x` and `y` pair up to the last.
-    // Anything else (other dtypes, views, broadcasting) takes the naive kernel's loop.
+    // Anything else (other dtypes, views, broadcasting) takes `naive`, the op's naive kernel.
     if x.shape() != y.shape() {
-        return binary_any(op, x, y);
+        return naive(x, y);
     }
     let (Some(xv), Some(yv)) = (contiguous_f32(op, x)?, contiguous_f32(op, y)?) else {
-        return binary_any(op, x, y);
+        return naive(x, y);
     };
     let (xs, ys) = (
         xv.contiguous().unwrap_or_default(),
@@ -165,27 +163,27 @@ macro_rules! simd_kernels {
     };
 
     (@add $name:ident $cpu:tt $needs:tt) => {
-        $crate::cpu::simd::template::simd_kernels!(@binary add $name $cpu $needs "`x + y`.");
+        $crate::cpu::simd::template::simd_kernels!(@binary add add_naive $name $cpu $needs "`x + y`.");
     };
     (@sub $name:ident $cpu:tt $needs:tt) => {
-        $crate::cpu::simd::template::simd_kernels!(@binary sub $name $cpu $needs "`x - y`.");
+        $crate::cpu::simd::template::simd_kernels!(@binary sub sub_naive $name $cpu $needs "`x - y`.");
     };
     (@mul $name:ident $cpu:tt $needs:tt) => {
-        $crate::cpu::simd::template::simd_kernels!(@binary mul $name $cpu $needs "`x * y`.");
+        $crate::cpu::simd::template::simd_kernels!(@binary mul mul_naive $name $cpu $needs "`x * y`.");
     };
     (@div $name:ident $cpu:tt $needs:tt) => {
-        $crate::cpu::simd::template::simd_kernels!(@binary div $name $cpu $needs "`x / y`.");
+        $crate::cpu::simd::template::simd_kernels!(@binary div div_naive $name $cpu $needs "`x / y`.");
     };
     (@neg $name:ident $cpu:tt $needs:tt) => {
-        $crate::cpu::simd::template::simd_kernels!(@unary neg $name $cpu $needs
+        $crate::cpu::simd::template::simd_kernels!(@unary neg neg_naive $name $cpu $needs
             "`-x`: the sign bit flipped, NaN included, as scalar negation does.");
     };
     (@relu $name:ident $cpu:tt $needs:tt) => {
-        $crate::cpu::simd::template::simd_kernels!(@unary relu $name $cpu $needs
+        $crate::cpu::simd::template::simd_kernels!(@unary relu relu_naive $name $cpu $needs
             "`max(x, 0)`, NaN kept.");
     };
     (@exp $name:ident $cpu:tt $needs:tt) => {
-        $crate::cpu::simd::template::simd_kernels!(@unary exp $name $cpu $needs
+        $crate::cpu::simd::template::simd_kernels!(@unary exp exp_naive $name $cpu $needs
             "`e^x`, within 1 ulp of the naive kernel.");
     };
     (@sum $name:ident $cpu:tt $needs:tt) => {
@@ -193,7 +191,7 @@ macro_rules! simd_kernels {
             "The sum, as a 0-dimensional tensor.";
             pub fn $name(x: &::switchyard::Tensor) -> ::switchyard::Result<::switchyard::Tensor> {
                 let Some(view) = $crate::cpu::simd::template::contiguous_f32("sum", x)? else {
-                    return $crate::cpu::naive::unary_any("sum", x);
+                    return $crate::cpu::naive::sum_naive(x);
                 };
                 let total = total(view.contiguous().unwrap_or_default());
                 ::switchyard::Tensor::from_scalar(total as f32)
@@ -205,7 +203,7 @@ macro_rules! simd_kernels {
             "The mean, as a 0-dimensional tensor (NaN when empty).";
             pub fn $name(x: &::switchyard::Tensor) -> ::switchyard::Result<::switchyard::Tensor> {
                 let Some(view) = $crate::cpu::simd::template::contiguous_f32("mean", x)? else {
-                    return $crate::cpu::naive::unary_any("mean", x);
+                    return $crate::cpu::naive::mean_naive(x);
                 };
                 let total = total(view.contiguous().unwrap_or_default());
                 ::switchyard::Tensor::from_scalar((total / x.numel() as f64) as f32)
@@ -213,22 +211,24 @@ macro_rules! simd_kernels {
         );
     };
 
-    (@binary $op:ident $name:ident $cpu:tt $needs:tt $doc:tt) => {
+    (@binary $op:ident $naive:ident $name:ident $cpu:tt $needs:tt $doc:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@kernel $op $cpu $needs $doc;
             pub fn $name(
                 x: &::switchyard::Tensor,
                 y: &::switchyard::Tensor,
             ) -> ::switchyard::Result<::switchyard::Tensor> {
-                $crate::cpu::simd::template::zip(stringify!($op), x, y, |a, b| {
+                let naive = $crate::cpu::naive::$naive;
+                $crate::cpu::simd::template::zip(stringify!($op), x, y, naive, |a, b| {
                     store($op(load(a), load(b)))
                 })
             }
         );
     };
-    (@unary $op:ident $name:ident $cpu:tt $needs:tt $doc:tt) => {
+    (@unary $op:ident $naive:ident $name:ident $cpu:tt $needs:tt $doc:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@kernel $op $cpu $needs $doc;
             pub fn $name(x: &::switchyard::Tensor) -> ::switchyard::Result<::switchyard::Tensor> {
-                $crate::cpu::simd::template::map(stringify!($op), x, |a| store($op(load(a))))
+                let naive = $crate::cpu::naive::$naive;
+                $crate::cpu::simd::template::map(stringify!($op), x, naive, |a| store($op(load(a))))
             }
         );
     };
