@@ -21,6 +21,7 @@ mod access;
 mod arg;
 mod device;
 mod element;
+mod inplace;
 mod methods;
 pub mod ops;
 mod print;

@@ -1,5 +1,6 @@
-//! Method forms of the ops that reshape, convert or move a tensor: `x.transpose(0, 1)` is
-//! `ops::transpose(&x, 0, 1)`. Each panics with the op's error; its `try_` twin returns it.
+//! Method forms of the ops that reshape, convert, move or write a tensor in place:
+//! `x.transpose(0, 1)` is `ops::transpose(&x, 0, 1)`, `x.add_(&y)` is `ops::add_(&mut x, &y)`.
+//! Each panics with the op's error; its `try_` twin returns it.
 
 use switchyard::{DType, DispatchError};
 
@@ -63,4 +64,52 @@ impl Tensor {
     pub fn t(&self) -> Tensor {
         self.transpose(0, 1)
     }
+}
+
+macro_rules! in_place_methods {
+    ($(
+        $(#[doc = $doc:literal])*
+        $name:ident / $try_name:ident ($($arg:ident: $ty:ty),*);
+    )*) => {
+        impl Tensor {$(
+            $(#[doc = $doc])*
+            #[doc = ""]
+            #[doc = concat!("Panics with the error of [`Tensor::", stringify!($try_name), "`].")]
+            #[track_caller]
+            pub fn $name(&mut self $(, $arg: $ty)*) {
+                ops::$name(self $(, $arg)*)
+            }
+
+            $(#[doc = $doc])*
+            #[doc = ""]
+            #[doc = concat!("The op [`ops::", stringify!($name), "()`]; errors instead of \
+                             panicking, and then has written nothing.")]
+            pub fn $try_name(&mut self $(, $arg: $ty)*) -> Result<(), DispatchError> {
+                ops::$try_name(self $(, $arg)*)
+            }
+        )*}
+    };
+}
+
+in_place_methods! {
+    /// Writes `src` into this tensor's elements (broadcast to its shape, converted to its dtype).
+    copy_ / try_copy_(src: &Tensor);
+    /// Sets every element to `value` (converted to this tensor's dtype).
+    fill_ / try_fill_(value: f64);
+    /// Sets every element to zero.
+    zero_ / try_zero_();
+    /// `self += y` in place (`y` broadcast to this tensor's shape).
+    add_ / try_add_(y: &Tensor);
+    /// `self -= y` in place (`y` broadcast to this tensor's shape).
+    sub_ / try_sub_(y: &Tensor);
+    /// `self *= y` in place (`y` broadcast to this tensor's shape).
+    mul_ / try_mul_(y: &Tensor);
+    /// `self /= y` in place (`y` broadcast to this tensor's shape).
+    div_ / try_div_(y: &Tensor);
+    /// `self = -self` in place.
+    neg_ / try_neg_();
+    /// `self = max(self, 0)` in place.
+    relu_ / try_relu_();
+    /// `self = e^self` in place.
+    exp_ / try_exp_();
 }

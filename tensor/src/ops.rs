@@ -9,11 +9,21 @@
 //!
 //! **Views** (`view`, `transpose`, `permute`, `narrow`, `slice`, `select`, `expand`, `squeeze`,
 //! `unsqueeze`) share the input's storage: writes through one are seen by the other.
+//!
+//! **In-place ops** (`copy_`, `fill_`, `zero_`, `add_`, `sub_`, `mul_`, `div_`, `neg_`,
+//! `relu_`, `exp_`) write their `&mut Tensor` argument and bump its storage's version; what they
+//! refuse is listed in [`copy_`]'s module (a result that would resize the destination or lose
+//! its dtype's kind, an overlapping destination).
 
 use switchyard::{DType, kernel, op};
 
 use crate::view as layout;
 use crate::{Device, Tensor};
+
+pub use crate::inplace::{
+    add_, copy_, div_, exp_, fill_, mul_, neg_, relu_, sub_, try_add_, try_copy_, try_div_,
+    try_exp_, try_fill_, try_mul_, try_neg_, try_relu_, try_sub_, try_zero_, zero_,
+};
 
 type Result<T> = std::result::Result<T, switchyard::DispatchError>;
 

@@ -16,7 +16,8 @@ fn refuse(op: &'static str, dtypes: &str, what: &str) -> DispatchError {
 /// `bool`s is refused, as in PyTorch.
 pub fn binary(op: &'static str, a: DType, b: DType) -> Result<DType> {
     let promoted = DType::promote(a, b);
-    match op {
+    // The in-place form (`sub_`) follows its op's rules.
+    match op.trim_end_matches('_') {
         "sub" if promoted == DType::Bool => Err(refuse(
             op,
             "two bool tensors",
@@ -30,7 +31,7 @@ pub fn binary(op: &'static str, a: DType, b: DType) -> Result<DType> {
 /// The dtype `neg`, `relu`, `exp` return for an operand of `a`: `exp` of a non-float gives
 /// `f32`; `neg` and `relu` of `bool` are refused.
 pub fn unary(op: &'static str, a: DType) -> Result<DType> {
-    match (op, a.kind()) {
+    match (op.trim_end_matches('_'), a.kind()) {
         ("exp", DTypeKind::Float) => Ok(a),
         ("exp", _) => Ok(DType::F32),
         (_, DTypeKind::Bool) => Err(refuse(op, "bool", "convert with `to_dtype` first")),
@@ -62,6 +63,17 @@ pub fn matmul(a: DType, b: DType) -> Result<DType> {
         DType::Bool => Err(refuse("matmul", "bool", "convert with `to_dtype` first")),
         dtype => Ok(dtype),
     }
+}
+
+/// Whether a value of dtype `from` may be stored in a tensor of dtype `to` by an in-place op
+/// (PyTorch's `canCast`): not a float into an integer or `bool` tensor, nor anything but a `bool`
+/// into a `bool` tensor. Narrowing within a kind (`f64` into `f32`, `i64` into `u8`) is allowed:
+/// it rounds or wraps as `to_dtype` does.
+pub fn can_store(from: DType, to: DType) -> bool {
+    !matches!(
+        (from.kind(), to.kind()),
+        (DTypeKind::Float, DTypeKind::Int | DTypeKind::Bool) | (DTypeKind::Int, DTypeKind::Bool)
+    )
 }
 
 /// `x` and `y` as views of their broadcast shape (stride 0 where they stretch), and that

@@ -239,8 +239,8 @@ fn exp_is_within_one_ulp_of_naive() {
             let x = tensor(n, 7 + n as u64, -110.0, 95.0, true);
             let want = exp::redispatch(NAIVE, &x).unwrap().to_vec::<f32>();
             let got = run(&x).unwrap().to_vec::<f32>();
-            for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
-                let input = x.to_vec::<f32>()[i];
+            let inputs = x.to_vec::<f32>();
+            for ((&g, &w), &input) in got.iter().zip(&want).zip(&inputs) {
                 assert!(
                     ulps(g, w) <= 1,
                     "exp {name}: exp({input:e}) = {g:e}, naive {w:e}"

@@ -186,3 +186,57 @@ fn every_feature_name_is_known_to_the_runtime() {
         .map(|index| index as usize);
     assert_eq!(got, expected, "{}", handle.table_dump());
 }
+
+/// The SIMD kernels serve `f32` only (`dtypes = "f32"`): every other column of the standard ops'
+/// tables falls through to the naive backend, and an `f64` call computes there.
+#[test]
+fn other_dtypes_fall_through_to_the_naive_backend() {
+    use switchyard::DTypeColumn;
+    use switchyard::ops::{add, exp, matmul, sum};
+    for handle in [
+        add::handle(),
+        exp::handle(),
+        sum::handle(),
+        matmul::handle(),
+    ] {
+        for column in [
+            DTypeColumn::F64,
+            DTypeColumn::I32,
+            DTypeColumn::F16,
+            DTypeColumn::Mixed,
+        ] {
+            assert_eq!(
+                handle.slot_in(DispatchKey::CpuSimd, column).unwrap(),
+                SlotOrigin::Fallthrough,
+                "{} {column:?}",
+                handle.name()
+            );
+            assert!(
+                matches!(
+                    handle.slot_in(DispatchKey::CpuNaive, column).unwrap(),
+                    SlotOrigin::Kernel(_)
+                ),
+                "{} {column:?}",
+                handle.name()
+            );
+        }
+        // f32 has a SIMD kernel when this CPU runs one of the variants.
+        let simd = handle
+            .slot_in(DispatchKey::CpuSimd, DTypeColumn::F32)
+            .unwrap();
+        let variant = if cfg!(target_arch = "x86_64") {
+            CpuFeatures::AVX2 | CpuFeatures::FMA
+        } else {
+            CpuFeatures::NEON
+        };
+        let has_variant = CpuPolicy::current().choose(&[variant]).is_some();
+        assert_eq!(
+            matches!(simd, SlotOrigin::Kernel(_)),
+            has_variant,
+            "{} {simd:?}",
+            handle.name()
+        );
+    }
+    let x = Tensor::from_vec::<f64>(vec![1.5, -2.0], &[2]).unwrap();
+    assert_eq!(add(&x, &x).to_vec::<f64>(), [3.0, -4.0]);
+}

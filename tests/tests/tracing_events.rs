@@ -97,7 +97,7 @@ fn check_fma_events(seen: &[Seen]) {
     assert_eq!(field(outer, "kernel"), "composite");
     assert_eq!(field(outer, "provenance"), "[composite]");
     assert_eq!(field(outer, "chosen"), "CpuSimd");
-    assert_eq!(field(outer, "keys"), "{CpuSimd, CpuNaive}");
+    assert_eq!(field(outer, "keys"), "{CpuSimd, CpuNaive; f32}");
     assert_eq!(field(outer, "depth"), "0");
     assert_eq!(outer.in_span_of, None);
     for event in inner {
@@ -145,7 +145,7 @@ fn a_failed_dispatch_is_an_event_with_its_error() {
     assert_eq!(seen.len(), 1, "{seen:#?}");
     assert_eq!(field(&seen[0], "op"), "tracing_events::unserved");
     assert_eq!(field(&seen[0], "error"), error);
-    assert_eq!(field(&seen[0], "keys"), "{CpuSimd, CpuNaive}");
+    assert_eq!(field(&seen[0], "keys"), "{CpuSimd, CpuNaive; f32}");
 }
 
 /// The child half of `switchyard_trace_tracing_turns_events_on`: run in a process of its own

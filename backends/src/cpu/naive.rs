@@ -8,7 +8,8 @@
 
 use switchyard::half::{bf16, f16};
 use switchyard::ops::{
-    add, contiguous, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, to, to_dtype,
+    add, contiguous, copy_, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, to, to_dtype,
+    try_to,
 };
 use switchyard::{
     DType, Device, DispatchError, Element, Result, Scalar, Tensor, host_buffer, kernel, rules,
@@ -317,4 +318,64 @@ fn to_naive(x: &Tensor, device: Device) -> Result<Tensor> {
             format!("the CPU backend copies within the CPU only, not from {from} to {to}"),
         )),
     }
+}
+
+/// Writes `src` (any device, dtype and layout that broadcasts to `dst`'s shape) into a CPU
+/// `dst` through its strides, under one write borrow (one version).
+#[kernel(op = "copy_", key = CpuNaive)]
+fn copy_naive(dst: &mut Tensor, src: &Tensor) -> Result<()> {
+    const OP: &str = "copy_";
+    if dst.device() != Device::Cpu {
+        return Err(DispatchError::kernel(
+            OP,
+            format!(
+                "the {} backend has no copy_ kernel: tensors on {} cannot be written in place",
+                dst.device(),
+                dst.device()
+            ),
+        ));
+    }
+    let src = if src.device() == Device::Cpu {
+        src.clone()
+    } else {
+        try_to(src, Device::Cpu)?
+    };
+    let shape = switchyard::broadcast_shapes(OP, dst.shape(), src.shape())?;
+    if shape != dst.shape() {
+        return Err(DispatchError::shape(
+            OP,
+            format!(
+                "copy_ of a source of shape {:?} into a destination of shape {:?}: the source \
+                 must broadcast to the destination's shape",
+                src.shape(),
+                dst.shape()
+            ),
+        ));
+    }
+    // A source in the destination's storage is read in full first: reading and writing one
+    // storage at once is refused by its borrow guard, and an overlap would read written values.
+    let src = if src.same_storage(dst) {
+        with_element!(src.dtype(), S => map_into::<S, S>(OP, &src, |a| a))?
+    } else {
+        src
+    };
+    let (_, src, _) = rules::broadcast_pair(OP, dst, &src)?;
+    with_element!(dst.dtype(), T => with_element!(src.dtype(), S => {
+        write_converted::<S, T>(OP, dst, &src)
+    }))
+}
+
+/// `dst[i] = src[i]` converted, `i` row-major over `dst`'s shape (which `src` has).
+fn write_converted<S: Element, T: Element>(
+    op: &'static str,
+    dst: &Tensor,
+    src: &Tensor,
+) -> Result<()> {
+    let from = src.host::<S>(op)?;
+    let mut to = dst.host_mut::<T>(op)?;
+    let (elements, offsets) = to.parts();
+    for (offset, value) in offsets.zip(from.iter()) {
+        elements[offset] = T::from_scalar(value.to_scalar());
+    }
+    Ok(())
 }

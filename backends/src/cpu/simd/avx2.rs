@@ -162,7 +162,7 @@ simd_kernels! {
 
 /// `matrixmultiply`'s sgemm, whose own detection picks its AVX2+FMA kernel on a CPU that has both
 /// (it is built without AVX-512, so it never goes above what this variant declares).
-#[kernel(op = switchyard::ops::matmul, key = CpuSimd, cpu = "avx2,fma")]
+#[kernel(op = switchyard::ops::matmul, key = CpuSimd, cpu = "avx2,fma", dtypes = "f32")]
 pub fn matmul_avx2(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     super::matmul::gemm(x, y)
 }

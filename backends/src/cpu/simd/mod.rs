@@ -4,6 +4,11 @@
 //! is built, the best variant the running CPU supports is installed, and an op (or a CPU) without
 //! one falls through to the naive backend, each kernel's scalar twin.
 //!
+//! Every kernel here serves `f32` only and says so (`dtypes = "f32"`): a call whose promoted
+//! dtype is another (an `f64` add, an `i32` sum, `f32` mixed with `f64`) falls through to the
+//! naive backend in the op's table, with no code here. An `f32` call on views or broadcast
+//! operands reaches the kernel, which hands it to its naive twin.
+//!
 //! | op | x86_64 AVX2+FMA | x86_64 AVX-512F | aarch64 NEON |
 //! |---|---|---|---|
 //! | `add` `sub` `mul` `div` `neg` `relu` | 8 lanes | — (measured slower) | 4 lanes |

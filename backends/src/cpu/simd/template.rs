@@ -18,8 +18,10 @@ use switchyard::{DType, Result, Tensor};
 /// elements whose index is `p` modulo `BLOCK`, in order, whatever the instruction set.
 pub(crate) const BLOCK: usize = 16;
 
-/// `f` of each `N` elements of `x`: a one-operand elementwise kernel. Anything but a
-/// contiguous `f32` operand takes `naive`, the op's naive kernel.
+/// `f` of each `N` elements of `x`: a one-operand elementwise kernel. A non-contiguous operand
+/// takes `naive`, the op's naive kernel. (Other dtypes never arrive through dispatch: the
+/// kernels declare `dtypes = "f32"`, so the op's table sends them to the naive backend. The
+/// check stays, for direct calls.)
 #[inline(always)]
 pub(crate) fn map<const N: usize>(
     op: &'static str,
@@ -59,7 +61,8 @@ pub(crate) fn zip<const N: usize>(
 ) -> Result<Tensor> {
     // The fast path: two contiguous `f32` operands of one shape, so of one length (a tensor
     // holds exactly its shape's element count): the chunks of `x` and `y` pair up to the last.
-    // Anything else (other dtypes, views, broadcasting) takes `naive`, the op's naive kernel.
+    // Anything else (views, broadcasting; other dtypes on a direct call) takes `naive`, the op's
+    // naive kernel.
     if x.shape() != y.shape() {
         return naive(x, y);
     }
@@ -241,7 +244,7 @@ macro_rules! simd_kernels {
         ///
         #[doc = concat!("The CPU must have ", $needs, ". Dispatch installs this kernel only on \
                          such a CPU (runtime detection).")]
-        #[::switchyard::kernel(op = ::switchyard::ops::$op, key = CpuSimd, cpu = $cpu)]
+        #[::switchyard::kernel(op = ::switchyard::ops::$op, key = CpuSimd, cpu = $cpu, dtypes = "f32")]
         #[target_feature(enable = $cpu)]
         $($item)*
     };
