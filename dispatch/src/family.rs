@@ -71,6 +71,12 @@ pub static SWITCHYARD_DEVICE_NAMES: [DeviceName];
 /// What errors call `family`: the names registered for it (several, sorted and joined with `|`,
 /// if crates disagree), or its keys.
 pub fn family_name(family: DispatchKeySet) -> Cow<'static, str> {
+    device_name(family).unwrap_or_else(|| Cow::Owned(format!("{family}")))
+}
+
+/// The names registered for `family` with [`name_device!`](crate::name_device) (several, sorted
+/// and joined with `|`, if crates disagree), or `None` when no crate named it.
+pub fn device_name(family: DispatchKeySet) -> Option<Cow<'static, str>> {
     let mut names: Vec<&'static str> = SWITCHYARD_DEVICE_NAMES
         .iter()
         .filter(|named| family_of(named.key) == family && !family.is_empty())
@@ -79,9 +85,21 @@ pub fn family_name(family: DispatchKeySet) -> Cow<'static, str> {
     names.sort_unstable();
     names.dedup();
     match names.as_slice() {
-        [] => Cow::Owned(format!("{family}")),
-        [one] => Cow::Borrowed(one),
-        several => Cow::Owned(several.join("|")),
+        [] => None,
+        [one] => Some(Cow::Borrowed(one)),
+        several => Some(Cow::Owned(several.join("|"))),
+    }
+}
+
+/// A key as dumps print it: its name, and for the keys that downstream crates give a device
+/// (`PrivateUse1..3`) the device's registered name too, e.g. `PrivateUse1 (toy)`.
+pub(crate) fn key_label(key: DispatchKey) -> Cow<'static, str> {
+    let private = DispatchKeySet::PRIVATE_USE1
+        .union(DispatchKeySet::PRIVATE_USE2)
+        .union(DispatchKeySet::PRIVATE_USE3);
+    match device_name(key.set()) {
+        Some(name) if private.contains(key.set()) => Cow::Owned(format!("{} ({name})", key.name())),
+        _ => Cow::Borrowed(key.name()),
     }
 }
 

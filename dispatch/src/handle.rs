@@ -153,7 +153,8 @@ impl OpHandle {
             Ok(parts) => {
                 let registrations = self.registrations();
                 for key in DispatchKey::ALL {
-                    let _ = writeln!(out, "  {:<20} {}", key.name(), per_column(&parts, key));
+                    let label = crate::family::key_label(key);
+                    let _ = writeln!(out, "  {label:<20} {}", per_column(&parts, key));
                     let at_key = registrations.iter().filter(|(k, _)| *k == key);
                     // With a declared override, the others at the key are listed as replaced.
                     let overriding = at_key.clone().any(|(_, meta)| meta.overrides);
@@ -294,7 +295,10 @@ pub fn dump() -> String {
             let _ = writeln!(
                 out,
                 "  {:<20} {}{}{overrides} from {} at {}",
-                key.name(),
+                match key {
+                    KernelKey::Key(key) => crate::family::key_label(*key),
+                    alias => alias.name().into(),
+                },
                 meta.name,
                 cpu_note(meta),
                 meta.location.crate_name(),

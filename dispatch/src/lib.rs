@@ -62,7 +62,7 @@ pub use arg::DispatchArg;
 pub use boxing::{BoxedTensor, FromValue, SharedTensor, Stack, TensorValue, ToValue, Value};
 pub use dtype::{ColumnSet, DType, DTypeColumn, DTypeKind, DTypeSet, NUM_COLUMNS, NUM_DTYPES};
 pub use error::{DispatchError, ErrorKind, Location};
-pub use family::{DeviceName, families, family_name, family_of};
+pub use family::{DeviceName, device_name, families, family_name, family_of};
 pub use handle::{call_boxed, dump, find_op, op_named, ops};
 pub use key::{DispatchKey, DispatchKeySet, KeyGroup, NUM_KEYS};
 pub use local::{KeyGuard, LocalKeys, exclude, include, local_keys, with_excluded};

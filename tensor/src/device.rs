@@ -49,7 +49,8 @@ impl Device {
             .filter(move |d| d.keys().intersects(keys))
     }
 
-    /// The device's name, as printed in errors and dumps.
+    /// The device's built-in name (`privateuse1` for a downstream device);
+    /// [`Display`](fmt::Display) prints the name its crate registered instead, when it did.
     pub const fn name(self) -> &'static str {
         match self {
             Device::Cpu => "cpu",
@@ -66,8 +67,14 @@ impl Device {
 switchyard::name_device!(CpuNaive, Device::Cpu.name());
 switchyard::name_device!(Wgpu, Device::Wgpu.name());
 
+/// The name the crate that provides the device registered with
+/// [`switchyard::name_device!`] (`toy` for `examples/downstream`'s `PrivateUse1`), else
+/// [`Device::name`]. Tensor summaries (`Tensor[2]:f32@toy`) and errors print it.
 impl fmt::Display for Device {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        match switchyard::device_name(self.keys()) {
+            Some(name) => f.write_str(&name),
+            None => f.write_str(self.name()),
+        }
     }
 }

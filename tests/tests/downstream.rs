@@ -131,3 +131,26 @@ fn a_downstream_fallback_serves_every_op_at_its_key() {
         "fallback AutogradPrivateUse1  toy_autograd_not_implemented from switchyard_example_downstream"
     ));
 }
+
+/// The toy crate names its device (`name_device!(key = TOY, "toy")`): `Display`, tensor
+/// summaries, dumps and errors say `toy`, not `privateuse1`.
+#[test]
+fn a_named_device_appears_in_display_dumps_and_errors() {
+    use switchyard::Device;
+    assert_eq!(Device::PrivateUse1.to_string(), "toy");
+    assert_eq!(Device::PrivateUse1.name(), "privateuse1");
+    // Devices nobody named keep their built-in names.
+    assert_eq!(Device::PrivateUse2.to_string(), "privateuse2");
+    assert_eq!(Device::Cpu.to_string(), "cpu");
+
+    let toy = to_toy(&Tensor::vector(&[1.0, 2.0])).unwrap();
+    assert!(format!("{toy:?}").contains("device=toy"), "{toy:?}");
+
+    let table = add::handle().table_dump();
+    assert!(table.contains("PrivateUse1 (toy)"), "{table}");
+    let dump = switchyard::dump();
+    assert!(dump.contains("PrivateUse1 (toy)    add_toy"), "{dump}");
+
+    let error = switchyard::ops::try_add(&toy, &Tensor::vector(&[1.0, 2.0])).unwrap_err();
+    assert!(error.to_string().contains("toy"), "{error}");
+}
