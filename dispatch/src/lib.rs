@@ -191,8 +191,9 @@ pub use runtime::{register_fallback, register_fallthrough, set_dispatch_trace};
 /// fn main() {
 ///     let (a, b) = (Tensor::vector(&[1.0, 2.0]), Tensor::vector(&[1.0, 4.0]));
 ///     assert_eq!(mse(&a, &b).to_vec::<f32>(), [2.0]);
-///     let error = try_mse(&a, &Tensor::vector(&[1.0])).unwrap_err();
-///     assert_eq!(error.to_string(), try_sub(&a, &Tensor::vector(&[1.0])).unwrap_err().to_string());
+///     let c = Tensor::vector(&[1.0, 2.0, 3.0]);
+///     let error = try_mse(&a, &c).unwrap_err();
+///     assert_eq!(error.to_string(), try_sub(&a, &c).unwrap_err().to_string());
 ///
 ///     let (pos, neg) = split_signs(&Tensor::vector(&[1.0, -2.0]));
 ///     assert_eq!((pos.to_vec::<f32>(), neg.to_vec::<f32>()), (vec![1.0, 0.0], vec![0.0, -2.0]));
@@ -214,7 +215,7 @@ pub use runtime::{register_fallback, register_fallthrough, set_dispatch_trace};
 ///
 /// #[kernel(op = relu_, key = CpuNaive)]
 /// fn relu_cpu(x: &mut Tensor) -> usize {
-///     let values = x.cpu_data().expect("a CPU kernel gets CPU tensors").to_vec();
+///     let values = x.to_vec::<f32>();
 ///     *x = Tensor::from_fn(x.shape(), |i| values[i].max(0.0));
 ///     values.iter().filter(|v| **v < 0.0).count()
 /// }
@@ -222,7 +223,7 @@ pub use runtime::{register_fallback, register_fallthrough, set_dispatch_trace};
 /// fn main() {
 ///     let mut x = Tensor::vector(&[-1.0, 2.0]);
 ///     assert_eq!(relu_(&mut x), 1);
-///     assert_eq!(x.to_vec(), [0.0, 2.0]);
+///     assert_eq!(x.to_vec::<f32>(), [0.0, 2.0]);
 ///     assert_eq!(relu_::handle().schema(), "example::relu_(x: mut Tensor) -> int");
 ///
 ///     // Boxed: `[x]` becomes `[x as written, result]`.
@@ -231,7 +232,7 @@ pub use runtime::{register_fallback, register_fallthrough, set_dispatch_trace};
 ///     relu_::handle().call_boxed(&mut stack).unwrap();
 ///     assert!(matches!(stack.pop(), Some(Value::Int(1))));
 ///     let written = Tensor::from_value(stack.pop().unwrap()).unwrap();
-///     assert_eq!(written.to_vec(), [0.0]);
+///     assert_eq!(written.to_vec::<f32>(), [0.0]);
 /// }
 /// ```
 pub use switchyard_macros::op;

@@ -20,7 +20,7 @@
 //!     if x.shape() != y.shape() {
 //!         return Err(switchyard::DispatchError::shape("doc::axpy", "shapes differ"));
 //!     }
-//!     Tensor::from_vec::<f32>(xs.iter().zip(ys).map(|(x, y)| a * x + y).collect(), x.shape())
+//!     Tensor::from_vec::<f32>(xs.iter().zip(ys.iter()).map(|(x, y)| a * x + y).collect(), x.shape())
 //! }
 //!
 //! fn main() {
@@ -30,7 +30,7 @@
 //!     assert_eq!(mean(&mul(&x, &y)).to_vec::<f32>(), [32.0 / 3.0]);
 //!
 //!     // Every op has a fallible form; bad input is an error, not a panic.
-//!     let err = switchyard::ops::try_add(&x, &Tensor::vector(&[1.0])).unwrap_err();
+//!     let err = switchyard::ops::try_add(&x, &Tensor::vector(&[1.0, 2.0])).unwrap_err();
 //!     assert!(err.to_string().contains("op `add`: shape error"));
 //!
 //!     // Thread-local guards change what runs: this scope uses the naive CPU backend only.

@@ -136,7 +136,7 @@ fn unknown_op_names_similar_ones() {
     let err = call_boxed("mull", &mut Stack::new()).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "no op named `mull` is linked into this binary; similar names: full, mul"
+        "no op named `mull` is linked into this binary; similar names: full, mul, mul_"
     );
     let err = op_named("no_such_op_anywhere").unwrap_err();
     assert!(

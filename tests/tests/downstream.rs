@@ -1,6 +1,7 @@
 //! Registration across crates: a downstream crate's op and its kernels for ops it does not own
 //! are found without any central list.
 
+use switchyard::DTypeColumn;
 use switchyard::ops::{add, mul};
 use switchyard::{Device, DispatchKey, SlotOrigin, Tensor, find_op};
 use switchyard_backends as _;
@@ -62,9 +63,10 @@ fn ops_are_found_by_name_with_schema_and_table() {
     // `mul` has SIMD variants: installed where the CPU runs one, else a fallthrough.
     assert!(
         matches!(
-            mul.slot(DispatchKey::CpuSimd).unwrap(),
+            mul.slot_in(DispatchKey::CpuSimd, DTypeColumn::F32).unwrap(),
             SlotOrigin::Kernel(meta) if switchyard::cpu::detected().contains(meta.cpu)
-        ) || mul.slot(DispatchKey::CpuSimd).unwrap() == SlotOrigin::Fallthrough
+        ) || mul.slot_in(DispatchKey::CpuSimd, DTypeColumn::F32).unwrap()
+            == SlotOrigin::Fallthrough
     );
     assert!(
         matches!(mul.slot(DispatchKey::CpuNaive).unwrap(), SlotOrigin::Kernel(meta) if meta.name == "mul_naive")
@@ -75,8 +77,10 @@ fn ops_are_found_by_name_with_schema_and_table() {
     // Missing, unless this build has the wgpu backend (`cargo test --workspace` unifies the
     // `wgpu` feature that `tests-wgpu` turns on).
     assert!(
-        matches!(mul.slot(DispatchKey::Wgpu).unwrap(), SlotOrigin::Missing)
-            || matches!(mul.slot(DispatchKey::Wgpu).unwrap(), SlotOrigin::Kernel(meta) if meta.name == "mul_wgpu")
+        matches!(
+            mul.slot_in(DispatchKey::Wgpu, DTypeColumn::F32).unwrap(),
+            SlotOrigin::Missing
+        ) || matches!(mul.slot_in(DispatchKey::Wgpu, DTypeColumn::F32).unwrap(), SlotOrigin::Kernel(meta) if meta.name == "mul_wgpu")
     );
     let table = mul.table_dump();
     let full = find_op("full").unwrap().table_dump();

@@ -1,6 +1,7 @@
 //! `SWITCHYARD_CPU_CAPABILITY=avx2` lowers an AVX-512 CPU to the AVX2 variants; the dump says
 //! the AVX-512 ones were capped. (Own process: the variable is read once.)
 
+use switchyard::DTypeColumn;
 use switchyard::cpu::{CAPABILITY_VAR, Capability, CpuFeatures, CpuPolicy};
 use switchyard::{DispatchKey, SlotOrigin, find_op};
 use switchyard_backends as _;
@@ -22,7 +23,7 @@ fn avx2_lowers_the_choice() {
     assert_eq!(policy.warning(), None);
     let exp = find_op("exp").unwrap();
     assert!(
-        matches!(exp.slot(DispatchKey::CpuSimd).unwrap(), SlotOrigin::Kernel(meta) if meta.name == "exp_avx2"),
+        matches!(exp.slot_in(DispatchKey::CpuSimd, DTypeColumn::F32).unwrap(), SlotOrigin::Kernel(meta) if meta.name == "exp_avx2"),
         "{}",
         exp.table_dump()
     );

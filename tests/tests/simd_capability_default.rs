@@ -2,6 +2,7 @@
 //! why each SIMD variant was not chosen. (A file of its own: its own process, so the variable is
 //! set before anything reads it; it is read once.)
 
+use switchyard::DTypeColumn;
 use switchyard::cpu::{CAPABILITY_VAR, Capability, CpuFeatures, CpuPolicy};
 use switchyard::{DispatchKey, DispatchKeySet, SlotOrigin, find_op};
 use switchyard_backends as _;
@@ -25,7 +26,9 @@ fn default_forces_the_scalar_path_and_the_dump_says_so() {
     for op in SIMD_OPS {
         let handle = find_op(op).unwrap();
         assert_eq!(
-            handle.slot(DispatchKey::CpuSimd).unwrap(),
+            handle
+                .slot_in(DispatchKey::CpuSimd, DTypeColumn::F32)
+                .unwrap(),
             SlotOrigin::Fallthrough,
             "{op}"
         );

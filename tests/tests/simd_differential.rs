@@ -2,6 +2,7 @@
 //! backend on deterministic random data with special values: elementwise ops exactly equal,
 //! `exp` within 1 ulp, `sum`/`mean` and `matmul` within their stated tolerances.
 
+use switchyard::DTypeColumn;
 use switchyard::cpu::{CpuFeatures, CpuPolicy};
 use switchyard::ops::{
     add, div, exp, matmul, mean, mul, neg, relu, sub, sum, try_add, try_div, try_exp, try_matmul,
@@ -153,7 +154,9 @@ fn dispatch_installs_the_best_variant_this_cpu_runs() {
         ("matmul", matmul::handle()),
     ];
     for (op, handle) in handles {
-        let slot = handle.slot(DispatchKey::CpuSimd).unwrap();
+        let slot = handle
+            .slot_in(DispatchKey::CpuSimd, DTypeColumn::F32)
+            .unwrap();
         let direct = isa::binary(op).len() + isa::unary(op).len();
         if isa::expected(op).is_some() {
             assert!(

@@ -12,7 +12,7 @@ impl Graph {
     /// The graph in Graphviz DOT: one box per traced call (`call0`, `call1`, … in call order,
     /// labelled with the op's name and its non-tensor arguments), one ellipse per tensor from
     /// outside the trace (`input0`, …) and per result no traced call used (`output0`, …), and an
-    /// edge for every tensor passed, labelled with its summary (`Tensor[2, 3]@cpu`). Render it
+    /// edge for every tensor passed, labelled with its summary (`Tensor[2, 3]:f32@cpu`). Render it
     /// with `dot -Tsvg graph.dot -o graph.svg`.
     ///
     /// ```
@@ -23,7 +23,7 @@ impl Graph {
     /// let x = Tensor::vector(&[1.0, 2.0]);
     /// let (_, graph) = trace(|| mean(&mul(&x, &x)));
     /// let dot = graph.to_dot();
-    /// assert!(dot.contains(r#"call0 -> call1 [label="Tensor[2]@cpu"];"#));
+    /// assert!(dot.contains(r#"call0 -> call1 [label="Tensor[2]:f32@cpu"];"#));
     /// // std::fs::write("graph.dot", dot)?;
     /// ```
     pub fn to_dot(&self) -> String {
