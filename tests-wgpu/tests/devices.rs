@@ -4,7 +4,9 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use switchyard::ops::{add, to, try_add, try_matmul, try_to};
-use switchyard::{Device, DispatchKey, DispatchKeySet, ErrorKind, SlotOrigin, Tensor, find_op};
+use switchyard::{
+    DType, Device, DispatchKey, DispatchKeySet, ErrorKind, SlotOrigin, Tensor, find_op,
+};
 use switchyard_example_downstream::to_toy;
 use switchyard_tests_wgpu::gpu_or_skip;
 
@@ -71,7 +73,8 @@ fn to_copies_between_cpu_gpu_and_a_downstream_device() {
     let x = Tensor::from_vec::<f32>(vec![1.0, -2.0, 3.5, 4.0, 0.0, -0.0], &[2, 3]).unwrap();
     let gpu = to(&x, Device::Wgpu);
     assert_eq!(gpu.device(), Device::Wgpu);
-    assert_eq!(gpu.keys(), DispatchKeySet::WGPU);
+    // The device's keys and the dtype's bit.
+    assert_eq!(gpu.keys(), DispatchKeySet::WGPU | DType::F32.key_bit());
     assert_eq!(gpu.shape(), &[2, 3]);
     assert!(gpu.as_slice::<f32>().is_err());
     // The values read back directly, and through `to(Cpu)`.
