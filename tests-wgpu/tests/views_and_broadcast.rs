@@ -320,56 +320,41 @@ fn matmul_of_strided_views() {
         return;
     }
     type Take = fn(&Tensor) -> Tensor;
+    /// A base shape and the view of it that `matmul` gets.
+    type Operand = (&'static [usize], Take);
     let same: Take = |t| t.clone();
-    let cases: &[(&str, &[usize], Take, &[usize], Take)] = &[
-        ("x · yᵀ", &[17, 33], same, &[15, 33], |t| {
-            transpose(t, 0, 1)
-        }),
-        ("xᵀ · y", &[33, 17], |t| transpose(t, 0, 1), &[33, 15], same),
-        (
-            "xᵀ · yᵀ",
-            &[40, 20],
-            |t| transpose(t, 0, 1),
-            &[9, 40],
-            |t| transpose(t, 0, 1),
-        ),
+    let t: Take = |t| transpose(t, 0, 1);
+    let cases: &[(&str, Operand, Operand)] = &[
+        ("x · yᵀ", (&[17, 33], same), (&[15, 33], t)),
+        ("xᵀ · y", (&[33, 17], t), (&[33, 15], same)),
+        ("xᵀ · yᵀ", (&[40, 20], t), (&[9, 40], t)),
         (
             "narrowed columns",
-            &[10, 30],
-            |t| narrow(t, 1, 5, 20),
-            &[20, 50],
-            |t| narrow(t, 1, 7, 30),
+            (&[10, 30], |t| narrow(t, 1, 5, 20)),
+            (&[20, 50], |t| narrow(t, 1, 7, 30)),
         ),
         (
             "stepped rows",
-            &[30, 8],
-            |t| slice(t, 0, 1, 30, 2),
-            &[16, 6],
-            |t| slice(t, 0, 0, 16, 2),
+            (&[30, 8], |t| slice(t, 0, 1, 30, 2)),
+            (&[16, 6], |t| slice(t, 0, 0, 16, 2)),
         ),
         (
             "an expanded row",
-            &[1, 12],
-            |t| expand(t, &[5, 12]),
-            &[12, 3],
-            same,
+            (&[1, 12], |t| expand(t, &[5, 12])),
+            (&[12, 3], same),
         ),
         (
             "a selected plane, transposed",
-            &[3, 9, 7],
-            |t| transpose(&select(t, 0, 1), 0, 1),
-            &[9, 4],
-            same,
+            (&[3, 9, 7], |t| transpose(&select(t, 0, 1), 0, 1)),
+            (&[9, 4], same),
         ),
         (
             "transposed, larger than a tile",
-            &[129, 100],
-            |t| transpose(t, 0, 1),
-            &[65, 129],
-            |t| transpose(t, 0, 1),
+            (&[129, 100], t),
+            (&[65, 129], t),
         ),
     ];
-    for (i, &(name, xs, take_x, ys, take_y)) in cases.iter().enumerate() {
+    for (i, &(name, (xs, take_x), (ys, take_y))) in cases.iter().enumerate() {
         let x = tensor(xs, 700 + 2 * i as u64, 2.0);
         let y = tensor(ys, 701 + 2 * i as u64, 2.0);
         let (xv, yv) = (take_x(&x), take_y(&y));
