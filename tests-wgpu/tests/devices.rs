@@ -5,24 +5,45 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use switchyard::ops::{add, to, try_add, try_matmul, try_to};
 use switchyard::{
-    DType, Device, DispatchKey, DispatchKeySet, ErrorKind, SlotOrigin, Tensor, find_op,
+    DType, DTypeColumn, Device, DispatchKey, DispatchKeySet, ErrorKind, SlotOrigin, Tensor, find_op,
 };
 use switchyard_example_downstream::to_toy;
 use switchyard_tests_wgpu::gpu_or_skip;
 
+/// Every standard op has a kernel at `Wgpu` in the `f32` column, and only there (the backend's
+/// kernels declare `dtypes = "f32"`), except `to`, which serves every column and refuses other
+/// dtypes with its own error.
 #[test]
 fn every_standard_op_has_a_wgpu_kernel() {
     for op in [
-        "add", "sub", "mul", "div", "neg", "relu", "exp", "sum", "mean", "matmul", "full", "to",
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "neg",
+        "relu",
+        "exp",
+        "sum",
+        "mean",
+        "matmul",
+        "full",
+        "contiguous",
+        "to",
     ] {
         let handle = find_op(op).expect("a standard op");
-        match handle.slot(DispatchKey::Wgpu).unwrap() {
+        match handle.slot_in(DispatchKey::Wgpu, DTypeColumn::F32).unwrap() {
             SlotOrigin::Kernel(meta) => {
                 assert_eq!(meta.name, format!("{op}_wgpu"));
                 assert!(meta.location.file.ends_with("wgpu/kernels.rs"), "{meta:?}");
             }
             other => panic!("{op}: the Wgpu slot is {other}"),
         }
+        let f64_slot = handle.slot_in(DispatchKey::Wgpu, DTypeColumn::F64).unwrap();
+        assert_eq!(
+            matches!(f64_slot, SlotOrigin::Kernel(_)),
+            op == "to",
+            "{op}: the Wgpu slot for f64 is {f64_slot}"
+        );
     }
 }
 

@@ -6,6 +6,12 @@
 //! start of its buffer and of the output's shape, and the strided shaders otherwise; `matmul`
 //! reads strides directly; `sum`, `mean` and reading back to the CPU first gather a strided view
 //! into a contiguous buffer on the GPU. Nothing goes through the host.
+//!
+//! Every kernel but `to` declares `dtypes = "f32"`, so the tables and dumps say what the backend
+//! serves. `to` declares none and refuses other dtypes itself: its call carries the source's
+//! dtype, and a copy of an `f64` CPU tensor to the GPU that found no `f64` kernel at `Wgpu` would
+//! say that no backend implements `to` for the device, which misleads; its own error names the
+//! dtype.
 
 use switchyard::ops::{
     add, contiguous, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, to,
@@ -135,42 +141,45 @@ fn unary(op: &'static str, kernel: Kernel, x: &Tensor) -> Result<Tensor> {
     elementwise(op, kernel, &[x], x.shape(), 0.0)
 }
 
-#[kernel(op = "add", key = Wgpu)]
+#[kernel(op = "add", key = Wgpu, dtypes = "f32")]
 fn add_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     binary("add", Kernel::Add, x, y)
 }
 
-#[kernel(op = "sub", key = Wgpu)]
+#[kernel(op = "sub", key = Wgpu, dtypes = "f32")]
 fn sub_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     binary("sub", Kernel::Sub, x, y)
 }
 
-#[kernel(op = "mul", key = Wgpu)]
+#[kernel(op = "mul", key = Wgpu, dtypes = "f32")]
 fn mul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     binary("mul", Kernel::Mul, x, y)
 }
 
-#[kernel(op = "div", key = Wgpu)]
+#[kernel(op = "div", key = Wgpu, dtypes = "f32")]
 fn div_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     binary("div", Kernel::Div, x, y)
 }
 
-#[kernel(op = "neg", key = Wgpu)]
+#[kernel(op = "neg", key = Wgpu, dtypes = "f32")]
 fn neg_wgpu(x: &Tensor) -> Result<Tensor> {
     unary("neg", Kernel::Neg, x)
 }
 
-#[kernel(op = "relu", key = Wgpu)]
+#[kernel(op = "relu", key = Wgpu, dtypes = "f32")]
 fn relu_wgpu(x: &Tensor) -> Result<Tensor> {
     unary("relu", Kernel::Relu, x)
 }
 
-#[kernel(op = "exp", key = Wgpu)]
+#[kernel(op = "exp", key = Wgpu, dtypes = "f32")]
 fn exp_wgpu(x: &Tensor) -> Result<Tensor> {
     unary("exp", Kernel::Exp, x)
 }
 
-#[kernel(op = "full", key = Wgpu)]
+/// `full` of `f32` only: the dtype argument selects the table's column, so other dtypes do not
+/// reach this kernel (the missing-kernel error names them and `f32`); the check stays so that
+/// the kernel cannot build a tensor whose buffer does not hold its dtype, however it is called.
+#[kernel(op = "full", key = Wgpu, dtypes = "f32")]
 fn full_wgpu(shape: &[usize], value: f64, dtype: DType, _device: Device) -> Result<Tensor> {
     if dtype != DType::F32 {
         return Err(DispatchError::kernel(
@@ -183,7 +192,7 @@ fn full_wgpu(shape: &[usize], value: f64, dtype: DType, _device: Device) -> Resu
 
 /// `x` itself when contiguous (whatever its offset: a contiguous view stays a view, as on the
 /// CPU), else its elements gathered row-major into a new GPU buffer.
-#[kernel(op = "contiguous", key = Wgpu)]
+#[kernel(op = "contiguous", key = Wgpu, dtypes = "f32")]
 fn contiguous_wgpu(x: &Tensor) -> Result<Tensor> {
     served("contiguous", &[x])?;
     if x.is_contiguous() {
@@ -242,19 +251,19 @@ fn reduce(op: &'static str, x: &Tensor, scale_by_len: bool) -> Result<Tensor> {
     gpu_tensor(partials, 1, &[])
 }
 
-#[kernel(op = "sum", key = Wgpu)]
+#[kernel(op = "sum", key = Wgpu, dtypes = "f32")]
 fn sum_wgpu(x: &Tensor) -> Result<Tensor> {
     reduce("sum", x, false)
 }
 
-#[kernel(op = "mean", key = Wgpu)]
+#[kernel(op = "mean", key = Wgpu, dtypes = "f32")]
 fn mean_wgpu(x: &Tensor) -> Result<Tensor> {
     reduce("mean", x, true)
 }
 
 /// The tiled product; `matmul.wgsl` reads both operands through their strides, so a transposed
 /// or sliced operand costs no copy.
-#[kernel(op = "matmul", key = Wgpu)]
+#[kernel(op = "matmul", key = Wgpu, dtypes = "f32")]
 fn matmul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     // The result's element count `m·n` is checked (the CPU backend's shape and size rules).
     served("matmul", &[x, y])?;
