@@ -4,23 +4,46 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use switchyard::ops::{add, to, try_add, try_matmul, try_to};
-use switchyard::{Device, DispatchKey, DispatchKeySet, ErrorKind, SlotOrigin, Tensor, find_op};
+use switchyard::{
+    DType, DTypeColumn, Device, DispatchKey, DispatchKeySet, ErrorKind, SlotOrigin, Tensor, find_op,
+};
 use switchyard_example_downstream::to_toy;
 use switchyard_tests_wgpu::gpu_or_skip;
 
+/// Every standard op has a kernel at `Wgpu` in the `f32` column, and only there (the backend's
+/// kernels declare `dtypes = "f32"`), except `to`, which serves every column and refuses other
+/// dtypes with its own error.
 #[test]
 fn every_standard_op_has_a_wgpu_kernel() {
     for op in [
-        "add", "sub", "mul", "div", "neg", "relu", "exp", "sum", "mean", "matmul", "full", "to",
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "neg",
+        "relu",
+        "exp",
+        "sum",
+        "mean",
+        "matmul",
+        "full",
+        "contiguous",
+        "to",
     ] {
         let handle = find_op(op).expect("a standard op");
-        match handle.slot(DispatchKey::Wgpu).unwrap() {
+        match handle.slot_in(DispatchKey::Wgpu, DTypeColumn::F32).unwrap() {
             SlotOrigin::Kernel(meta) => {
                 assert_eq!(meta.name, format!("{op}_wgpu"));
                 assert!(meta.location.file.ends_with("wgpu/kernels.rs"), "{meta:?}");
             }
             other => panic!("{op}: the Wgpu slot is {other}"),
         }
+        let f64_slot = handle.slot_in(DispatchKey::Wgpu, DTypeColumn::F64).unwrap();
+        assert_eq!(
+            matches!(f64_slot, SlotOrigin::Kernel(_)),
+            op == "to",
+            "{op}: the Wgpu slot for f64 is {f64_slot}"
+        );
     }
 }
 
@@ -71,7 +94,8 @@ fn to_copies_between_cpu_gpu_and_a_downstream_device() {
     let x = Tensor::from_vec::<f32>(vec![1.0, -2.0, 3.5, 4.0, 0.0, -0.0], &[2, 3]).unwrap();
     let gpu = to(&x, Device::Wgpu);
     assert_eq!(gpu.device(), Device::Wgpu);
-    assert_eq!(gpu.keys(), DispatchKeySet::WGPU);
+    // The device's keys and the dtype's bit.
+    assert_eq!(gpu.keys(), DispatchKeySet::WGPU | DType::F32.key_bit());
     assert_eq!(gpu.shape(), &[2, 3]);
     assert!(gpu.as_slice::<f32>().is_err());
     // The values read back directly, and through `to(Cpu)`.

@@ -303,7 +303,8 @@ fn shape_errors(backend: Backend) {
         "{on_device}"
     );
     assert_eq!(on_device.to_string(), on_cpu.to_string());
-    let on_device = try_mul(&xd, &backend.put(&Tensor::vector(&[1.0]))).unwrap_err();
+    // [2, 3] with [2]: the last dimensions (3 and 2) neither match nor are 1.
+    let on_device = try_mul(&xd, &backend.put(&Tensor::vector(&[1.0, 2.0]))).unwrap_err();
     assert!(
         matches!(on_device.kind(), ErrorKind::Shape { op: "mul", .. }),
         "{on_device}"

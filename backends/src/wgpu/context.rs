@@ -20,27 +20,58 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, mpsc};
 
 use switchyard::DispatchError;
 
-use super::pipelines::{Kernel, PARAMS_SIZE, Pipelines};
+use super::pipelines::{Kernel, MAX_RANK, PARAMS_SIZE, Pipelines};
 use super::pool::{Kind, Pool, PoolStats};
 
 /// Dispatches recorded before the batch is submitted without being asked.
 pub(crate) const BATCH_PASSES: u64 = 32;
 
-/// The per-dispatch parameters every shader reads: `n`, `m`, `k`, `scalar` (see the `.wgsl`
-/// files for what each kernel makes of them).
+/// The per-dispatch parameters every shader binds: `n`, `m`, `k`, `scalar` (see the `.wgsl`
+/// files for what each kernel makes of them), then the operands' layouts, which the strided
+/// shaders and `matmul.wgsl` read (`strided.wgsl` says how).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Params {
     pub(crate) n: u32,
     pub(crate) m: u32,
     pub(crate) k: u32,
     pub(crate) scalar: f32,
+    /// Dimensions in use in `sizes` and the strides.
+    pub(crate) rank: u32,
+    /// Each operand's storage offset, in elements: `x`, `y`.
+    pub(crate) offsets: [u32; 2],
+    /// The output's extents, outermost first.
+    pub(crate) sizes: [u32; MAX_RANK],
+    /// Each operand's strides, in elements (0 where it is broadcast).
+    pub(crate) strides: [[u32; MAX_RANK]; 2],
 }
 
 impl Params {
+    /// The uniform's bytes, in the field order of `Params` in `strided.wgsl`.
     fn bytes(self) -> [u8; PARAMS_SIZE as usize] {
-        bytemuck::cast([self.n, self.m, self.k, self.scalar.to_bits()])
+        let mut words = [0u32; PARAMS_SIZE as usize / 4];
+        let head = [
+            self.n,
+            self.m,
+            self.k,
+            self.scalar.to_bits(),
+            self.rank,
+            self.offsets[0],
+            self.offsets[1],
+            0,
+        ];
+        let tail = [self.sizes, self.strides[0], self.strides[1]];
+        for (word, value) in words
+            .iter_mut()
+            .zip(head.into_iter().chain(tail.into_iter().flatten()))
+        {
+            *word = value;
+        }
+        bytemuck::cast(words)
     }
 }
+
+// `bytes` fills the uniform exactly: 8 head words, then three arrays of `MAX_RANK`.
+const _: () = assert!(PARAMS_SIZE as usize == 4 * (8 + 3 * MAX_RANK));
 
 /// A buffer the pool handed out: returns to the pool when dropped.
 #[derive(Debug)]
@@ -203,7 +234,9 @@ impl Context {
             lock(&sink).push(error.to_string());
         }));
         let limits = device.limits();
-        let param_stride = u64::from(limits.min_uniform_buffer_offset_alignment).max(PARAMS_SIZE);
+        // Each slot holds a `Params` and starts at a multiple of the alignment.
+        let param_stride =
+            PARAMS_SIZE.next_multiple_of(u64::from(limits.min_uniform_buffer_offset_alignment));
         // The parameter buffer: one slot per dispatch of a batch.
         let params = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("switchyard params"),

@@ -1,31 +1,42 @@
 //! `#[kernel(key = Wgpu)]` for every standard op: each checks its arguments, takes output buffers
 //! from the pool and records its dispatches; none waits for the GPU.
+//!
+//! Operands may be any strided views of GPU buffers, and binary operands broadcast (NumPy's
+//! rules): elementwise ops take the plain shaders when every operand is contiguous from the
+//! start of its buffer and of the output's shape, and the strided shaders otherwise; `matmul`
+//! reads strides directly; `sum`, `mean` and reading back to the CPU first gather a strided view
+//! into a contiguous buffer on the GPU. Nothing goes through the host.
+//!
+//! Every kernel but `to` declares `dtypes = "f32"`, so the tables and dumps say what the backend
+//! serves. `to` declares none and refuses other dtypes itself: its call carries the source's
+//! dtype, and a copy of an `f64` CPU tensor to the GPU that found no `f64` kernel at `Wgpu` would
+//! say that no backend implements `to` for the device, which misleads; its own error names the
+//! dtype.
 
-use switchyard::ops::{add, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, to};
+use switchyard::ops::{
+    add, contiguous, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, to,
+};
 use switchyard::{DType, Device, DispatchError, Result, Tensor, kernel, rules};
 
 use super::context::{Context, Params, PooledBuffer, context};
+use super::layout::{self, param};
 use super::pipelines::{
     ELEMENTWISE_WORKGROUP, Kernel, MATMUL_TILE, REDUCE_PER_THREAD, REDUCE_WORKGROUP,
 };
 use super::storage::WgpuStorage;
 
-/// What this backend serves today: `f32` tensors that are their whole GPU buffer, contiguous
-/// (elementwise operands of one shape); CPU sources of `to` may be any contiguous `f32` view.
-/// Anything else is a clear error rather than a silent host round trip.
+/// What this backend serves: `f32` tensors, in any layout (GPU operands of any strides and
+/// offset; CPU sources of `to` of any strides). Other dtypes are a clear error, not a silent
+/// conversion: the backend's buffers hold `f32` only.
 fn served(op: &'static str, inputs: &[&Tensor]) -> Result<()> {
     for x in inputs {
-        let whole = x.is_contiguous() && x.storage_offset() == 0 && x.numel() == x.storage().len();
-        if x.dtype() != DType::F32 || !whole && x.device() == Device::Wgpu || !x.is_contiguous() {
+        if x.dtype() != DType::F32 {
             return Err(DispatchError::kernel(
                 op,
                 format!(
-                    "the wgpu backend serves contiguous f32 tensors only (not yet other dtypes or \
-                     strided views); got {} with shape {:?} and strides {:?}: call \
-                     `to(Device::Cpu)` first",
+                    "the wgpu backend serves f32 tensors only (not yet other dtypes); got {}                      with shape {:?}: convert with `to_dtype(DType::F32)`, or compute on the CPU",
                     x.dtype(),
-                    x.shape(),
-                    x.strides()
+                    x.shape()
                 ),
             ));
         }
@@ -33,23 +44,10 @@ fn served(op: &'static str, inputs: &[&Tensor]) -> Result<()> {
     Ok(())
 }
 
-/// Checks that two operands of an elementwise op have one shape (broadcasting on the GPU is not
-/// built yet).
-fn same_shape(op: &'static str, x: &Tensor, y: &Tensor) -> Result<()> {
-    served(op, &[x, y])?;
-    if x.shape() == y.shape() {
-        return Ok(());
-    }
-    switchyard::broadcast_shapes(op, x.shape(), y.shape())?;
-    Err(DispatchError::kernel(
-        op,
-        format!(
-            "the wgpu backend does not broadcast yet ({:?} with {:?}): call `expand` and \
-             `contiguous` on the CPU first",
-            x.shape(),
-            y.shape()
-        ),
-    ))
+/// Whether the plain shaders can read `x`: its elements are the first `numel` of its buffer, in
+/// row-major order.
+fn dense(x: &Tensor) -> bool {
+    x.is_contiguous() && x.storage_offset() == 0
 }
 
 /// Workgroups per grid dimension that every adapter supports.
@@ -77,16 +75,6 @@ fn bytes(len: usize) -> u64 {
     len as u64 * 4
 }
 
-/// `value` as a shader's `u32` parameter.
-fn param(op: &'static str, value: u64) -> Result<u32> {
-    u32::try_from(value).map_err(|_| {
-        DispatchError::kernel(
-            op,
-            format!("{value} exceeds the wgpu backend's 32-bit sizes"),
-        )
-    })
-}
-
 /// A grid of `groups` workgroups: one row if it fits, else rows of [`MAX_GROUPS`] (the shaders
 /// fold the row into a flat index and skip the few workgroups past the end).
 fn grid(op: &'static str, groups: u64) -> Result<[u32; 2]> {
@@ -101,8 +89,9 @@ fn grid(op: &'static str, groups: u64) -> Result<[u32; 2]> {
     Ok([x as u32, y as u32])
 }
 
-/// An elementwise kernel over `inputs` (one shape, checked by the caller), or `full` when there
-/// are none.
+/// An elementwise kernel writing a contiguous tensor of `shape` from `inputs` (each a view of
+/// `shape`: broadcast operands expanded by the caller), or `full` when there are none. A plain
+/// `kernel` runs when every input is [`dense`], else its strided twin does.
 fn elementwise(
     op: &'static str,
     kernel: Kernel,
@@ -121,10 +110,18 @@ fn elementwise(
     if len > 0 {
         let groups = grid(op, (len as u64).div_ceil(ELEMENTWISE_WORKGROUP))?;
         bindings.push((out.buffer(), bytes(len)));
-        let params = Params {
-            n: param(op, len as u64)?,
-            scalar,
-            ..Params::default()
+        let (kernel, params) = match kernel.strided() {
+            Some(strided) if strided == kernel || !inputs.iter().all(|x| dense(x)) => {
+                (strided, layout::elementwise(op, shape, len, inputs)?)
+            }
+            _ => {
+                let params = Params {
+                    n: param(op, len as u64)?,
+                    scalar,
+                    ..Params::default()
+                };
+                (kernel, params)
+            }
         };
         gpu.dispatch(kernel, &bindings, params, groups);
     }
@@ -132,8 +129,11 @@ fn elementwise(
 }
 
 fn binary(op: &'static str, kernel: Kernel, x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    same_shape(op, x, y)?;
-    elementwise(op, kernel, &[x, y], x.shape(), 0.0)
+    served(op, &[x, y])?;
+    // Views of the broadcast shape (stride 0 where an operand stretches), or the shape error
+    // the CPU gives, naming both shapes.
+    let (x, y, shape) = rules::broadcast_pair(op, x, y)?;
+    elementwise(op, kernel, &[&x, &y], &shape, 0.0)
 }
 
 fn unary(op: &'static str, kernel: Kernel, x: &Tensor) -> Result<Tensor> {
@@ -141,42 +141,45 @@ fn unary(op: &'static str, kernel: Kernel, x: &Tensor) -> Result<Tensor> {
     elementwise(op, kernel, &[x], x.shape(), 0.0)
 }
 
-#[kernel(op = "add", key = Wgpu)]
+#[kernel(op = "add", key = Wgpu, dtypes = "f32")]
 fn add_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     binary("add", Kernel::Add, x, y)
 }
 
-#[kernel(op = "sub", key = Wgpu)]
+#[kernel(op = "sub", key = Wgpu, dtypes = "f32")]
 fn sub_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     binary("sub", Kernel::Sub, x, y)
 }
 
-#[kernel(op = "mul", key = Wgpu)]
+#[kernel(op = "mul", key = Wgpu, dtypes = "f32")]
 fn mul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     binary("mul", Kernel::Mul, x, y)
 }
 
-#[kernel(op = "div", key = Wgpu)]
+#[kernel(op = "div", key = Wgpu, dtypes = "f32")]
 fn div_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     binary("div", Kernel::Div, x, y)
 }
 
-#[kernel(op = "neg", key = Wgpu)]
+#[kernel(op = "neg", key = Wgpu, dtypes = "f32")]
 fn neg_wgpu(x: &Tensor) -> Result<Tensor> {
     unary("neg", Kernel::Neg, x)
 }
 
-#[kernel(op = "relu", key = Wgpu)]
+#[kernel(op = "relu", key = Wgpu, dtypes = "f32")]
 fn relu_wgpu(x: &Tensor) -> Result<Tensor> {
     unary("relu", Kernel::Relu, x)
 }
 
-#[kernel(op = "exp", key = Wgpu)]
+#[kernel(op = "exp", key = Wgpu, dtypes = "f32")]
 fn exp_wgpu(x: &Tensor) -> Result<Tensor> {
     unary("exp", Kernel::Exp, x)
 }
 
-#[kernel(op = "full", key = Wgpu)]
+/// `full` of `f32` only: the dtype argument selects the table's column, so other dtypes do not
+/// reach this kernel (the missing-kernel error names them and `f32`); the check stays so that
+/// the kernel cannot build a tensor whose buffer does not hold its dtype, however it is called.
+#[kernel(op = "full", key = Wgpu, dtypes = "f32")]
 fn full_wgpu(shape: &[usize], value: f64, dtype: DType, _device: Device) -> Result<Tensor> {
     if dtype != DType::F32 {
         return Err(DispatchError::kernel(
@@ -187,15 +190,32 @@ fn full_wgpu(shape: &[usize], value: f64, dtype: DType, _device: Device) -> Resu
     elementwise("full", Kernel::Full, &[], shape, value as f32)
 }
 
+/// `x` itself when contiguous (whatever its offset: a contiguous view stays a view, as on the
+/// CPU), else its elements gathered row-major into a new GPU buffer.
+#[kernel(op = "contiguous", key = Wgpu, dtypes = "f32")]
+fn contiguous_wgpu(x: &Tensor) -> Result<Tensor> {
+    served("contiguous", &[x])?;
+    if x.is_contiguous() {
+        return Ok(x.clone());
+    }
+    elementwise("contiguous", Kernel::CopyStrided, &[x], x.shape(), 0.0)
+}
+
 /// The sum of `x` times `scale_by_len ? 1/len : 1`, as a 0-d tensor: passes of workgroup
-/// reductions, each leaving one partial sum per workgroup, until one value is left. All passes
-/// are recorded at once; none waits.
+/// reductions, each leaving one partial sum per workgroup, until one value is left. A strided
+/// `x` is first gathered into a contiguous buffer on the GPU. All passes are recorded at once;
+/// none waits.
 fn reduce(op: &'static str, x: &Tensor, scale_by_len: bool) -> Result<Tensor> {
     served(op, &[x])?;
     let gpu: &'static Context = context(op)?;
+    let x = if dense(x) {
+        x.clone()
+    } else {
+        elementwise(op, Kernel::CopyStrided, &[x], x.shape(), 0.0)?
+    };
     let chunk = REDUCE_WORKGROUP * REDUCE_PER_THREAD;
     let total = x.numel() as u64;
-    let mut input = storage(op, x)?.binding();
+    let mut input = storage(op, &x)?.binding();
     let mut len = total;
     // The previous pass's output: the next pass's input, kept alive until that pass is recorded.
     let mut partials: PooledBuffer;
@@ -212,8 +232,8 @@ fn reduce(op: &'static str, x: &Tensor, scale_by_len: bool) -> Result<Tensor> {
         let params = Params {
             n: param(op, len)?,
             m: param(op, groups)?,
-            k: 0,
             scalar,
+            ..Params::default()
         };
         gpu.dispatch(
             Kernel::SumPass,
@@ -231,56 +251,67 @@ fn reduce(op: &'static str, x: &Tensor, scale_by_len: bool) -> Result<Tensor> {
     gpu_tensor(partials, 1, &[])
 }
 
-#[kernel(op = "sum", key = Wgpu)]
+#[kernel(op = "sum", key = Wgpu, dtypes = "f32")]
 fn sum_wgpu(x: &Tensor) -> Result<Tensor> {
     reduce("sum", x, false)
 }
 
-#[kernel(op = "mean", key = Wgpu)]
+#[kernel(op = "mean", key = Wgpu, dtypes = "f32")]
 fn mean_wgpu(x: &Tensor) -> Result<Tensor> {
     reduce("mean", x, true)
 }
 
-#[kernel(op = "matmul", key = Wgpu)]
+/// The tiled product; `matmul.wgsl` reads both operands through their strides, so a transposed
+/// or sliced operand costs no copy.
+#[kernel(op = "matmul", key = Wgpu, dtypes = "f32")]
 fn matmul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     // The result's element count `m·n` is checked (the CPU backend's shape and size rules).
     served("matmul", &[x, y])?;
     let (m, k, n, len) = rules::matmul_dims(x, y, DType::F32)?;
-    let (shape, m, k, n) = ([m, n], m as u64, k as u64, n as u64);
     let gpu = context("matmul")?;
     let (xs, ys) = (storage("matmul", x)?, storage("matmul", y)?);
     let out = gpu.alloc("matmul", len)?;
     if len > 0 {
-        let groups = [n.div_ceil(MATMUL_TILE), m.div_ceil(MATMUL_TILE)];
+        let groups = [n, m].map(|d| (d as u64).div_ceil(MATMUL_TILE));
         if groups.iter().any(|&g| g > MAX_GROUPS) {
             return Err(DispatchError::kernel(
                 "matmul",
                 format!("a [{m}, {n}] result exceeds the wgpu grid"),
             ));
         }
-        let params = Params {
-            n: param("matmul", n)?,
-            m: param("matmul", m)?,
-            k: param("matmul", k)?,
-            scalar: 0.0,
-        };
         gpu.dispatch(
             Kernel::Matmul,
             &[xs.binding(), ys.binding(), (out.buffer(), bytes(len))],
-            params,
+            layout::matmul(x, y, [m, k, n])?,
             groups.map(|g| g as u32),
         );
     }
-    gpu_tensor(out, len, &shape)
+    gpu_tensor(out, len, &[m, n])
 }
 
 /// Copies between the CPU (or any device whose storage can be read back to the host) and the
 /// GPU. The call lands here whenever the GPU is involved: `Wgpu` is the highest backend key.
+///
+/// A GPU view that is not its whole buffer is gathered on the GPU first, so only its own
+/// elements cross to the host (when the strided shaders can index it); a strided CPU source is gathered on the host (where its values
+/// are) and uploaded once.
 #[kernel(op = "to", key = Wgpu)]
 fn to_wgpu(x: &Tensor, device: Device) -> Result<Tensor> {
     match (x.device(), device) {
         (Device::Wgpu, Device::Wgpu) => Ok(x.clone()),
-        (Device::Wgpu, Device::Cpu) => Tensor::from_vec::<f32>(x.try_to_vec::<f32>()?, x.shape()),
+        (Device::Wgpu, Device::Cpu) => {
+            served("to", &[x])?;
+            // A view of part of its buffer is gathered on the GPU, so that only its elements
+            // cross; a layout the shaders cannot index (see `layout.rs`) is read whole and
+            // gathered on the host, which is where the values go anyway.
+            let whole = dense(x) && x.numel() == x.storage().len();
+            let compact = if whole || !layout::fits(x) {
+                x.clone()
+            } else {
+                elementwise("to", Kernel::CopyStrided, &[x], x.shape(), 0.0)?
+            };
+            Tensor::from_vec::<f32>(compact.try_to_vec::<f32>()?, x.shape())
+        }
         (_, Device::Wgpu) => {
             served("to", &[x])?;
             let gpu = context("to")?;

@@ -23,6 +23,18 @@
 //! }
 //! ```
 //!
+//! # What it serves
+//!
+//! `f32` tensors (other dtypes are an error that says so; every kernel but `to` declares
+//! `dtypes = "f32"`, so dumps show it), in any layout: views (`transpose`, `narrow`, `slice`,
+//! `select`, `permute`, `expand`, …) share the GPU buffer, and every op reads them in place.
+//! Binary elementwise ops broadcast with NumPy's rules. Operands that are contiguous from the
+//! start of their buffer take the plain shaders; other layouts take strided twins that follow
+//! each operand's offset and strides (stride 0 where it is broadcast), up to 8 dimensions after
+//! merging the ones that are contiguous together (beyond that, an error). `matmul` reads strided
+//! operands directly, so `x · wᵀ` costs no copy; `sum`, `mean`, `contiguous` and `to(Device::Cpu)`
+//! gather a strided view into a new buffer on the GPU first. Results are contiguous.
+//!
 //! # Context and memory
 //!
 //! One context per process (instance, adapter, device, queue, pipelines, buffer pool), made at
@@ -39,6 +51,7 @@
 
 mod context;
 mod kernels;
+mod layout;
 mod pipelines;
 mod pool;
 mod storage;

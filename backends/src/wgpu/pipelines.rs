@@ -2,9 +2,14 @@
 //! for the life of the process.
 //!
 //! Every shader binds, in order, its input arrays (read-only storage), its output array
-//! (read-write storage) and a 16-byte `Params` uniform at a dynamic offset (so one uniform buffer
-//! serves a whole batch of dispatches; see `context.rs`). So three bind group layouts, by number
-//! of inputs, serve every kernel.
+//! (read-write storage) and a `Params` uniform at a dynamic offset (so one uniform buffer serves a
+//! whole batch of dispatches; see `context.rs`). So three bind group layouts, by number of inputs,
+//! serve every kernel.
+//!
+//! Elementwise ops have two shaders each: the plain one (`binary.wgsl`, `unary.wgsl`) for operands
+//! that are contiguous from the start of their buffer and of the output's shape, the fast and
+//! common case; and a strided one (`strided_*.wgsl`) for views and broadcasting, which reads each
+//! operand through its offset and strides.
 
 use std::sync::OnceLock;
 
@@ -17,8 +22,11 @@ pub(crate) const REDUCE_WORKGROUP: u64 = 256;
 pub(crate) const REDUCE_PER_THREAD: u64 = 8;
 /// Side of the square tile of `matmul.wgsl`.
 pub(crate) const MATMUL_TILE: u64 = 16;
-/// Bytes of the `Params` uniform every shader reads.
-pub(crate) const PARAMS_SIZE: u64 = 16;
+/// Bytes of the `Params` uniform every shader binds (`strided.wgsl` and `matmul.wgsl` read all of
+/// it; the others read its first 16 bytes).
+pub(crate) const PARAMS_SIZE: u64 = 128;
+/// Dimensions the strided shaders index (`Params::sizes` and the strides hold this many).
+pub(crate) const MAX_RANK: usize = 8;
 
 /// One WGSL file.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -28,10 +36,12 @@ enum Shader {
     Fill,
     Reduce,
     Matmul,
+    StridedUnary,
+    StridedBinary,
 }
 
 impl Shader {
-    const COUNT: usize = 5;
+    const COUNT: usize = 7;
 
     fn source(self) -> &'static str {
         match self {
@@ -40,6 +50,15 @@ impl Shader {
             Shader::Fill => include_str!("shaders/fill.wgsl"),
             Shader::Reduce => include_str!("shaders/reduce.wgsl"),
             Shader::Matmul => include_str!("shaders/matmul.wgsl"),
+            // WGSL has no includes: the strided shaders share their head by concatenation.
+            Shader::StridedUnary => concat!(
+                include_str!("shaders/strided.wgsl"),
+                include_str!("shaders/strided_unary.wgsl")
+            ),
+            Shader::StridedBinary => concat!(
+                include_str!("shaders/strided.wgsl"),
+                include_str!("shaders/strided_binary.wgsl")
+            ),
         }
     }
 
@@ -50,6 +69,8 @@ impl Shader {
             Shader::Fill => "fill.wgsl",
             Shader::Reduce => "reduce.wgsl",
             Shader::Matmul => "matmul.wgsl",
+            Shader::StridedUnary => "strided_unary.wgsl",
+            Shader::StridedBinary => "strided_binary.wgsl",
         }
     }
 }
@@ -67,10 +88,42 @@ pub(crate) enum Kernel {
     Full,
     SumPass,
     Matmul,
+    AddStrided,
+    SubStrided,
+    MulStrided,
+    DivStrided,
+    NegStrided,
+    ReluStrided,
+    ExpStrided,
+    /// Gathers a view into a contiguous buffer.
+    CopyStrided,
 }
 
 impl Kernel {
-    const COUNT: usize = 10;
+    const COUNT: usize = 18;
+
+    /// The strided kernel that computes what this one does over views: the twin of a plain
+    /// elementwise kernel, itself for a strided one, `None` for kernels with no strided form.
+    pub(crate) fn strided(self) -> Option<Kernel> {
+        match self {
+            Kernel::Add => Some(Kernel::AddStrided),
+            Kernel::Sub => Some(Kernel::SubStrided),
+            Kernel::Mul => Some(Kernel::MulStrided),
+            Kernel::Div => Some(Kernel::DivStrided),
+            Kernel::Neg => Some(Kernel::NegStrided),
+            Kernel::Relu => Some(Kernel::ReluStrided),
+            Kernel::Exp => Some(Kernel::ExpStrided),
+            Kernel::Full | Kernel::SumPass | Kernel::Matmul => None,
+            Kernel::AddStrided
+            | Kernel::SubStrided
+            | Kernel::MulStrided
+            | Kernel::DivStrided
+            | Kernel::NegStrided
+            | Kernel::ReluStrided
+            | Kernel::ExpStrided
+            | Kernel::CopyStrided => Some(self),
+        }
+    }
 
     fn shader(self) -> Shader {
         match self {
@@ -79,6 +132,12 @@ impl Kernel {
             Kernel::Full => Shader::Fill,
             Kernel::SumPass => Shader::Reduce,
             Kernel::Matmul => Shader::Matmul,
+            Kernel::AddStrided | Kernel::SubStrided | Kernel::MulStrided | Kernel::DivStrided => {
+                Shader::StridedBinary
+            }
+            Kernel::NegStrided | Kernel::ReluStrided | Kernel::ExpStrided | Kernel::CopyStrided => {
+                Shader::StridedUnary
+            }
         }
     }
 
@@ -94,18 +153,30 @@ impl Kernel {
             Kernel::Full => "full",
             Kernel::SumPass => "sum_pass",
             Kernel::Matmul => "matmul",
+            Kernel::AddStrided => "add_strided",
+            Kernel::SubStrided => "sub_strided",
+            Kernel::MulStrided => "mul_strided",
+            Kernel::DivStrided => "div_strided",
+            Kernel::NegStrided => "neg_strided",
+            Kernel::ReluStrided => "relu_strided",
+            Kernel::ExpStrided => "exp_strided",
+            Kernel::CopyStrided => "copy_strided",
         }
     }
 
     /// Input arrays the kernel binds before its output.
     pub(crate) fn inputs(self) -> usize {
         match self.shader() {
-            Shader::Binary | Shader::Matmul => 2,
-            Shader::Unary | Shader::Reduce => 1,
+            Shader::Binary | Shader::Matmul | Shader::StridedBinary => 2,
+            Shader::Unary | Shader::Reduce | Shader::StridedUnary => 1,
             Shader::Fill => 0,
         }
     }
 }
+
+// The caches are arrays indexed by discriminant: each `COUNT` must cover the last variant.
+const _: () = assert!(Shader::StridedBinary as usize + 1 == Shader::COUNT);
+const _: () = assert!(Kernel::CopyStrided as usize + 1 == Kernel::COUNT);
 
 /// Layouts built with the context; shader modules and pipelines built at first use.
 #[derive(Debug)]

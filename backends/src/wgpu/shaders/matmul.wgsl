@@ -3,12 +3,23 @@
 // `y` in workgroup memory (each invocation loads one element of each), so every global element is
 // read once per tile instead of once per product. Out-of-range tile elements are zeros, which
 // handles sizes that are not multiples of 16 (and `k = 0`, which leaves every output 0).
+//
+// The operands may be any strided views (a transposed `x`, a column slice of `y`, an expanded
+// row): each is read at its offset plus `row · stride.x + column · stride.y`, so a transpose costs
+// no copy. The output is contiguous.
 
 struct Params {
-    n: u32,       // columns of `y` and `out`
-    m: u32,       // rows of `x` and `out`
-    k: u32,       // columns of `x`, rows of `y`
-    scalar: f32,  // unused here
+    n: u32,                           // columns of `y` and `out`
+    m: u32,                           // rows of `x` and `out`
+    k: u32,                           // columns of `x`, rows of `y`
+    scalar: f32,                      // unused here
+    rank: u32,                        // unused here
+    x_offset: u32,                    // where `x[0, 0]` lies in its buffer
+    y_offset: u32,                    // where `y[0, 0]` lies in its buffer
+    unused: u32,
+    sizes: array<vec4<u32>, 2>,       // unused here
+    x_strides: array<vec4<u32>, 2>,   // `x`'s row and column steps, in `x_strides[0].xy`
+    y_strides: array<vec4<u32>, 2>,   // `y`'s, in `y_strides[0].xy`
 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -29,19 +40,21 @@ fn matmul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lo
     let m = params.m;
     let n = params.n;
     let k = params.k;
+    let xs = params.x_strides[0].xy;
+    let ys = params.y_strides[0].xy;
     var acc = 0.0;
     let steps = (k + TILE - 1u) / TILE;
     for (var t = 0u; t < steps; t++) {
         let x_col = t * TILE + local.x;
         var a = 0.0;
         if row < m && x_col < k {
-            a = x[row * k + x_col];
+            a = x[params.x_offset + row * xs.x + x_col * xs.y];
         }
         x_tile[local.y][local.x] = a;
         let y_row = t * TILE + local.y;
         var b = 0.0;
         if y_row < k && col < n {
-            b = y[y_row * n + col];
+            b = y[params.y_offset + y_row * ys.x + col * ys.y];
         }
         y_tile[local.y][local.x] = b;
         workgroupBarrier();

@@ -1,0 +1,46 @@
+
+// Strided elementwise ops of one operand: `out[i] = f(x[offset(i)])`, and `copy`, which gathers
+// a view into a contiguous tensor (the GPU's `contiguous`, and the first step of a reduction or a
+// read-back of a strided view).
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> out: array<f32>;
+@group(0) @binding(2) var<uniform> params: Params;
+
+@compute @workgroup_size(WORKGROUP)
+fn copy_strided(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+                @builtin(local_invocation_index) local: u32) {
+    let i = index(wg, groups, local);
+    if i < params.n {
+        out[i] = x[offsets(i).x];
+    }
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn neg_strided(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+               @builtin(local_invocation_index) local: u32) {
+    let i = index(wg, groups, local);
+    if i < params.n {
+        out[i] = -x[offsets(i).x];
+    }
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn relu_strided(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+                @builtin(local_invocation_index) local: u32) {
+    let i = index(wg, groups, local);
+    if i < params.n {
+        let v = x[offsets(i).x];
+        // `select`, not `max`: NaN stays NaN, as on the CPU (see `unary.wgsl`).
+        out[i] = select(v, 0.0, v < 0.0);
+    }
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn exp_strided(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+               @builtin(local_invocation_index) local: u32) {
+    let i = index(wg, groups, local);
+    if i < params.n {
+        out[i] = exp(x[offsets(i).x]);
+    }
+}
