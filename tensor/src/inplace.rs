@@ -31,7 +31,7 @@ use crate::rules;
 type Result<T> = std::result::Result<T, DispatchError>;
 
 /// Writes `src` into `dst`'s elements: broadcast to `dst`'s shape and converted to its dtype (as
-/// [`to_dtype`](crate::ops::to_dtype) converts). `src` may share storage with `dst`, even overlap
+/// [`to_dtype`](fn@crate::ops::to_dtype) converts). `src` may share storage with `dst`, even overlap
 /// it: it is read in full before anything is written. `src` may be on another device.
 #[op(name = "copy_", mixes_devices)]
 pub fn copy_(dst: &mut Tensor, src: &Tensor);
@@ -118,7 +118,7 @@ fn check_binary(op: &'static str, x: &Tensor, y: &Tensor) -> Result<()> {
 
 /// `x` can be written element by element: no two of its elements share memory.
 fn check_destination(op: &'static str, x: &Tensor) -> Result<()> {
-    if crate::shape::may_overlap(x.shape(), x.strides()) {
+    if x.has_internal_overlap() {
         return Err(DispatchError::shape(
             op,
             format!(

@@ -11,9 +11,21 @@
 //! `unsqueeze`) share the input's storage: writes through one are seen by the other.
 //!
 //! **In-place ops** (`copy_`, `fill_`, `zero_`, `add_`, `sub_`, `mul_`, `div_`, `neg_`,
-//! `relu_`, `exp_`) write their `&mut Tensor` argument and bump its storage's version; what they
-//! refuse is listed in [`copy_`]'s module (a result that would resize the destination or lose
-//! its dtype's kind, an overlapping destination).
+//! `relu_`, `exp_`) write the elements of their `&mut Tensor` argument: through a view, the base
+//! and every other view of that storage see the write, and the storage's version
+//! ([`Tensor::version`]) counts one more. `copy_` writes memory, with a kernel per backend;
+//! the others are composites (the out-of-place op, or `full`, then `copy_`). They refuse, before
+//! computing or writing anything (PyTorch's rules):
+//! - a result of another shape than the destination's: the other operand broadcasts *to* it,
+//!   never grows it (`add_` of a `[3]` into a `[1]` is an error, not a resize);
+//! - a result whose dtype cannot be stored in the destination's without losing its kind
+//!   ([`rules::can_store`](crate::rules::can_store): no float into an integer or `bool` tensor;
+//!   `add_` of an `f64` into an `i32` tensor is an error, an `f64` into an `f32` one rounds);
+//! - a destination two of whose elements share memory (an `expand`ed view): `contiguous()` it.
+//!
+//! A refused call writes nothing and counts no version. A failure of the write itself (the
+//! storage borrowed elsewhere: a slice of it alive, a reader on another thread) is `copy_`'s,
+//! and names it.
 
 use switchyard::{DType, kernel, op};
 

@@ -359,6 +359,12 @@ impl Tensor {
         self.inner.storage.same(&other.inner.storage)
     }
 
+    /// Whether two of this tensor's elements may share memory (an `expand`ed view, a stride of 0
+    /// along a dimension of extent above 1): in-place writes into such a tensor are refused.
+    pub fn has_internal_overlap(&self) -> bool {
+        crate::shape::may_overlap(self.shape(), self.strides())
+    }
+
     /// Whether two handles are the same tensor (one header: a clone).
     pub fn same(&self, other: &Tensor) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)

@@ -7,14 +7,18 @@
 //! reads strides directly; `sum`, `mean` and reading back to the CPU first gather a strided view
 //! into a contiguous buffer on the GPU. Nothing goes through the host.
 //!
-//! Every kernel but `to` declares `dtypes = "f32"`, so the tables and dumps say what the backend
-//! serves. `to` declares none and refuses other dtypes itself: its call carries the source's
-//! dtype, and a copy of an `f64` CPU tensor to the GPU that found no `f64` kernel at `Wgpu` would
-//! say that no backend implements `to` for the device, which misleads; its own error names the
-//! dtype.
+//! Every kernel but `to` and `copy_` declares `dtypes = "f32"`, so the tables and dumps say what
+//! the backend serves. `to` declares none and refuses other dtypes itself: its call carries the
+//! source's dtype, and a copy of an `f64` CPU tensor to the GPU that found no `f64` kernel at
+//! `Wgpu` would say that no backend implements `to` for the device, which misleads; its own error
+//! names the dtype. `copy_` converts a CPU source of any dtype to `f32` before uploading it.
+//!
+//! `copy_` is the one kernel that writes an existing buffer: a scatter through the destination's
+//! strides, recorded like any dispatch (so calls recorded before it read the old values).
 
 use switchyard::ops::{
-    add, contiguous, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, to,
+    add, contiguous, copy_, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, to, try_to,
+    try_to_dtype,
 };
 use switchyard::{DType, Device, DispatchError, Result, Tensor, kernel, rules};
 
@@ -326,4 +330,71 @@ fn to_wgpu(x: &Tensor, device: Device) -> Result<Tensor> {
             format!("the wgpu backend copies to the CPU and to the GPU, not from {from} to {to}"),
         )),
     }
+}
+
+/// Writes `src` (any device, dtype and layout that broadcasts to `dst`'s shape) into a GPU `dst`
+/// through its strides, on the GPU: a CPU source is converted to `f32` and uploaded first, a
+/// source in `dst`'s own buffer is gathered into a buffer of its own first (so an overlapping
+/// view reads the values from before the write). Counts one version of `dst`'s storage.
+///
+/// Declares no `dtypes`: a call's column mixes the source's dtype with `f32`, and the conversion
+/// is this kernel's job.
+#[kernel(op = "copy_", key = Wgpu)]
+fn copy_wgpu(dst: &mut Tensor, src: &Tensor) -> Result<()> {
+    const OP: &str = "copy_";
+    if dst.device() != Device::Wgpu {
+        // `dst` on the CPU, `src` on the GPU: the copy is the CPU's to do, after a read-back.
+        let on_host = try_to(src, dst.device())?;
+        return switchyard::ops::try_copy_(dst, &on_host);
+    }
+    served(OP, &[dst])?;
+    if dst.has_internal_overlap() {
+        return Err(DispatchError::shape(
+            OP,
+            format!(
+                "cannot write in place into a view whose elements overlap in memory (shape {:?}, \
+                 strides {:?}: an expanded tensor); write into `contiguous()` of it",
+                dst.shape(),
+                dst.strides()
+            ),
+        ));
+    }
+    let src = match src.device() {
+        Device::Wgpu => src.clone(),
+        _ if src.dtype() == DType::F32 => try_to(src, Device::Wgpu)?,
+        _ => try_to(&try_to_dtype(src, DType::F32)?, Device::Wgpu)?,
+    };
+    let shape = switchyard::broadcast_shapes(OP, dst.shape(), src.shape())?;
+    if shape != dst.shape() {
+        return Err(DispatchError::shape(
+            OP,
+            format!(
+                "copy_ of a source of shape {:?} into a destination of shape {:?}: the source \
+                 must broadcast to the destination's shape",
+                src.shape(),
+                dst.shape()
+            ),
+        ));
+    }
+    let src = if src.same_storage(dst) {
+        elementwise(OP, Kernel::CopyStrided, &[&src], src.shape(), 0.0)?
+    } else {
+        src
+    };
+    let (_, src, _) = rules::broadcast_pair(OP, dst, &src)?;
+    let len = dst.numel();
+    if len > 0 {
+        let gpu = context(OP)?;
+        let params = layout::elementwise(OP, dst.shape(), len, &[&src, dst])?;
+        let groups = grid(OP, (len as u64).div_ceil(ELEMENTWISE_WORKGROUP))?;
+        let (from, to) = (storage(OP, &src)?, storage(OP, dst)?);
+        gpu.dispatch(
+            Kernel::ScatterStrided,
+            &[from.binding(), to.binding()],
+            params,
+            groups,
+        );
+    }
+    dst.storage().bump_version();
+    Ok(())
 }

@@ -97,10 +97,13 @@ pub(crate) enum Kernel {
     ExpStrided,
     /// Gathers a view into a contiguous buffer.
     CopyStrided,
+    /// Writes a view of the source into a view of the destination (`copy_`): the binding `out`
+    /// is the destination's whole buffer, written at the offsets of the second operand's layout.
+    ScatterStrided,
 }
 
 impl Kernel {
-    const COUNT: usize = 18;
+    const COUNT: usize = 19;
 
     /// The strided kernel that computes what this one does over views: the twin of a plain
     /// elementwise kernel, itself for a strided one, `None` for kernels with no strided form.
@@ -121,7 +124,8 @@ impl Kernel {
             | Kernel::NegStrided
             | Kernel::ReluStrided
             | Kernel::ExpStrided
-            | Kernel::CopyStrided => Some(self),
+            | Kernel::CopyStrided
+            | Kernel::ScatterStrided => Some(self),
         }
     }
 
@@ -135,9 +139,11 @@ impl Kernel {
             Kernel::AddStrided | Kernel::SubStrided | Kernel::MulStrided | Kernel::DivStrided => {
                 Shader::StridedBinary
             }
-            Kernel::NegStrided | Kernel::ReluStrided | Kernel::ExpStrided | Kernel::CopyStrided => {
-                Shader::StridedUnary
-            }
+            Kernel::NegStrided
+            | Kernel::ReluStrided
+            | Kernel::ExpStrided
+            | Kernel::CopyStrided
+            | Kernel::ScatterStrided => Shader::StridedUnary,
         }
     }
 
@@ -161,6 +167,7 @@ impl Kernel {
             Kernel::ReluStrided => "relu_strided",
             Kernel::ExpStrided => "exp_strided",
             Kernel::CopyStrided => "copy_strided",
+            Kernel::ScatterStrided => "scatter_strided",
         }
     }
 
@@ -176,7 +183,7 @@ impl Kernel {
 
 // The caches are arrays indexed by discriminant: each `COUNT` must cover the last variant.
 const _: () = assert!(Shader::StridedBinary as usize + 1 == Shader::COUNT);
-const _: () = assert!(Kernel::CopyStrided as usize + 1 == Kernel::COUNT);
+const _: () = assert!(Kernel::ScatterStrided as usize + 1 == Kernel::COUNT);
 
 /// Layouts built with the context; shader modules and pipelines built at first use.
 #[derive(Debug)]

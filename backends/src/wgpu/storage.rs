@@ -32,8 +32,9 @@ impl WgpuStorage {
     }
 }
 
-/// A tensor's storage is never mutated through a shared handle (kernels write only new output
-/// buffers), so a panic caught with `catch_unwind` cannot leave one half-changed. wgpu's handles
+/// The host never writes a storage's buffer: kernels write new output buffers, and `copy_` (the
+/// one in-place write) records a GPU dispatch, which is recorded whole or not at all, so a panic
+/// caught with `catch_unwind` cannot leave a buffer half-changed. wgpu's handles
 /// are not marked unwind-safe only because they hold `Arc<dyn …>` internally; the pool and the
 /// context they reach lock their state and recover from poisoning.
 impl std::panic::UnwindSafe for WgpuStorage {}

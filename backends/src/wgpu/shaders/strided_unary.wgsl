@@ -16,6 +16,19 @@ fn copy_strided(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) g
     }
 }
 
+// `copy_`: element `i` of the source view (`x`'s layout) to element `i` of the destination view
+// (the second operand's layout, in the buffer bound as `out`). The host refuses a destination
+// whose elements overlap, so no two invocations write one place.
+@compute @workgroup_size(WORKGROUP)
+fn scatter_strided(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+                   @builtin(local_invocation_index) local: u32) {
+    let i = index(wg, groups, local);
+    if i < params.n {
+        let at = offsets(i);
+        out[at.y] = x[at.x];
+    }
+}
+
 @compute @workgroup_size(WORKGROUP)
 fn neg_strided(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
                @builtin(local_invocation_index) local: u32) {
