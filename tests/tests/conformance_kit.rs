@@ -3,7 +3,7 @@
 //! error. Each test overrides the CPU's kernel of its own op at run time (tests run in parallel
 //! in this binary, and an override changes the op for all of them).
 
-use switchyard::ops::{self, exp, mean, neg, relu, sum};
+use switchyard::ops::{self, contiguous, exp, mean, neg, relu, sum};
 use switchyard::{DType, Device, DispatchError, DispatchKey, Tensor};
 use switchyard_backends::testing::{Conformance, Outcome};
 
@@ -145,4 +145,37 @@ fn an_unknown_op_is_a_problem_of_the_run() {
         .unwrap_err();
     assert_eq!(failures.0.problems(), ["`nope` is not a standard op"]);
     assert_eq!(failures.0.failed().count(), 0, "{failures}");
+}
+
+#[test]
+fn ops_without_special_values_get_ordinary_inputs_only() {
+    // Flushes NaN and -0.0 to 0, as some GPU drivers do: wrong with special values, right
+    // without them.
+    let kernel: contiguous::KernelFn = |_, x| {
+        let copy = naive(|| ops::try_contiguous(x))?;
+        if x.dtype() != DType::F32 {
+            return Ok(copy);
+        }
+        let values = copy.try_to_vec::<f32>()?;
+        let flushed = values
+            .iter()
+            .map(|&v| if v.is_nan() || v == 0.0 { 0.0 } else { v });
+        Tensor::from_vec::<f32>(flushed.collect(), x.shape())
+    };
+    let _flush = contiguous::register_override(DispatchKey::CpuSimd, "flush", kernel).unwrap();
+    let with = Conformance::new(Device::Cpu).ops(&["contiguous"]).run();
+    let failures = with.unwrap_err();
+    assert!(
+        failures.0.failed().all(|c| c.case.starts_with("f32")),
+        "{failures}"
+    );
+    let without = Conformance::new(Device::Cpu)
+        .ops(&["contiguous"])
+        .without_special_values(&["contiguous"])
+        .run();
+    let report = without.unwrap_or_else(|f| panic!("{f}"));
+    assert!(
+        report.passed().any(|c| c.case.starts_with("f32")),
+        "{report}"
+    );
 }

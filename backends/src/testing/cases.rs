@@ -199,6 +199,14 @@ impl Plan {
     }
 }
 
+/// Makes every input of `cases` hold ordinary values only (see
+/// `Conformance::without_special_values`).
+pub(crate) fn without_special_values(cases: &mut [Case]) {
+    for input in cases.iter_mut().flat_map(|case| &mut case.inputs) {
+        input.values = Values::Finite;
+    }
+}
+
 /// Mixed-dtype pairs for the promoting ops: integer with float, two integers, the two 16-bit
 /// floats (which promote to `f32`), `bool` with a float and with an integer.
 const MIXED: [(DType, DType); 7] = [
