@@ -31,7 +31,7 @@ pub(crate) struct Case {
 }
 
 impl Case {
-    fn new(op: &'static str, inputs: Vec<Input>, call: Call) -> Case {
+    pub(crate) fn new(op: &'static str, inputs: Vec<Input>, call: Call) -> Case {
         Case {
             op,
             inputs,
@@ -42,7 +42,7 @@ impl Case {
         }
     }
 
-    fn note(mut self, note: impl Into<String>) -> Case {
+    pub(crate) fn note(mut self, note: impl Into<String>) -> Case {
         self.note = note.into();
         self
     }
@@ -89,7 +89,13 @@ pub(crate) struct Input {
 }
 
 impl Input {
-    fn new(dtype: DType, shape: &[usize], layout: Layout, values: Values, seed: u64) -> Input {
+    pub(crate) fn new(
+        dtype: DType,
+        shape: &[usize],
+        layout: Layout,
+        values: Values,
+        seed: u64,
+    ) -> Input {
         Input {
             dtype,
             shape: shape.to_vec(),
@@ -256,7 +262,7 @@ pub(crate) fn cases(op: &str, plan: &Plan) -> Option<Vec<Case>> {
         "full" => full_cases(plan),
         "to_dtype" => to_dtype_cases(),
         "to" => to_cases(plan),
-        _ => view_cases(op)?,
+        _ => super::view_cases::view_cases(op)?,
     })
 }
 
@@ -440,124 +446,6 @@ fn to_cases(plan: &Plan) -> Vec<Case> {
         }
     }
     cases
-}
-
-/// The view ops: each on a few layouts, for every dtype (a view is computed on any device from
-/// the layout alone; the backend's part is holding the storage and reading it back).
-fn view_cases(op: &str) -> Option<Vec<Case>> {
-    type View = fn(&Tensor) -> Result<Tensor>;
-    let calls: Vec<(&'static str, &[usize], Layout, &'static str, View)> = match op {
-        "view" => vec![
-            (
-                "view",
-                &[2, 3, 4],
-                Layout::Contiguous,
-                "view([4, -1])",
-                |x| ops::try_view(x, &[4, -1]),
-            ),
-            ("view", &[0, 3], Layout::Contiguous, "view([-1])", |x| {
-                ops::try_view(x, &[-1])
-            }),
-        ],
-        "reshape" => vec![
-            (
-                "reshape",
-                &[2, 3, 4],
-                Layout::Contiguous,
-                "reshape([6, 4])",
-                |x| ops::try_reshape(x, &[6, 4]),
-            ),
-            // Not viewable: a copy, made on the device.
-            (
-                "reshape",
-                &[3, 5],
-                Layout::Transposed,
-                "reshape([15])",
-                |x| ops::try_reshape(x, &[15]),
-            ),
-        ],
-        "transpose" => vec![(
-            "transpose",
-            &[2, 3, 4],
-            Layout::Contiguous,
-            "transpose(0, 2)",
-            |x| ops::try_transpose(x, 0, 2),
-        )],
-        "permute" => vec![(
-            "permute",
-            &[2, 3, 4],
-            Layout::Contiguous,
-            "permute([2, 0, 1])",
-            |x| ops::try_permute(x, &[2, 0, 1]),
-        )],
-        "narrow" => vec![(
-            "narrow",
-            &[2, 3, 4],
-            Layout::Contiguous,
-            "narrow(2, 1, 2)",
-            |x| ops::try_narrow(x, 2, 1, 2),
-        )],
-        "slice" => vec![
-            (
-                "slice",
-                &[2, 3, 4],
-                Layout::Contiguous,
-                "slice(2, 0, 4, 3)",
-                |x| ops::try_slice(x, 2, 0, 4, 3),
-            ),
-            ("slice", &[17], Layout::Offset, "slice(0, 1, 17, 2)", |x| {
-                ops::try_slice(x, 0, 1, 17, 2)
-            }),
-        ],
-        "select" => vec![(
-            "select",
-            &[2, 3, 4],
-            Layout::Contiguous,
-            "select(1, 2)",
-            |x| ops::try_select(x, 1, 2),
-        )],
-        "expand" => vec![(
-            "expand",
-            &[3, 1],
-            Layout::Contiguous,
-            "expand([2, 3, 4])",
-            |x| ops::try_expand(x, &[2, 3, 4]),
-        )],
-        "squeeze" => vec![
-            (
-                "squeeze",
-                &[3, 1, 5],
-                Layout::Contiguous,
-                "squeeze(None)",
-                |x| ops::try_squeeze(x, None),
-            ),
-            (
-                "squeeze",
-                &[3, 1, 5],
-                Layout::Contiguous,
-                "squeeze(Some(1))",
-                |x| ops::try_squeeze(x, Some(1)),
-            ),
-        ],
-        "unsqueeze" => vec![(
-            "unsqueeze",
-            &[2, 3, 4],
-            Layout::Contiguous,
-            "unsqueeze(1)",
-            |x| ops::try_unsqueeze(x, 1),
-        )],
-        _ => return None,
-    };
-    let mut cases = Vec::new();
-    for dtype in DType::ALL {
-        for (name, shape, layout, note, view) in &calls {
-            let input = Input::new(dtype, shape, layout.clone(), Values::WithSpecials, 1);
-            let view = *view;
-            let call: Call = Box::new(move |xs, _| view(&xs[0]));
-            cases.push(Case::new(name, vec![input], call).note(*note));
-        }
-    }
-    Some(cases)
 }
 
 /// `n · Σ|xᵢ|`: the error scale of a sum of `n` terms.

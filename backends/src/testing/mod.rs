@@ -62,6 +62,7 @@ mod compare;
 mod report;
 mod table;
 mod values;
+mod view_cases;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
