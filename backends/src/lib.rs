@@ -6,6 +6,9 @@
 //! | CPU SIMD: AVX2+FMA, AVX-512F, NEON variants, the best the CPU runs (see [`cpu::simd`]) | `CpuSimd` | here |
 //! | GPU through wgpu | `Wgpu` | module `wgpu`, with the crate feature `wgpu` |
 //!
+//! [`testing`] is the backend conformance kit: every standard op on a device, against the naive
+//! backend, with stated tolerances (for this crate's backends and for a downstream crate's own).
+//!
 //! Kernels register themselves through linkme; a binary only needs to *name* this crate once so
 //! the linker keeps it:
 //!
@@ -23,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod cpu;
+pub mod testing;
 
 #[cfg(feature = "wgpu")]
 pub mod wgpu;

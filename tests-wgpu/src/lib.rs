@@ -7,6 +7,8 @@
 
 use std::io::Write as _;
 
+pub mod readme_table;
+
 use switchyard::{Device, DispatchKey, Tensor};
 use switchyard_backends as _; // links the CPU and wgpu kernels
 

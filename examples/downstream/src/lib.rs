@@ -94,9 +94,17 @@ fn toy_values<'t>(op: &'static str, x: &'t Tensor) -> Result<&'t [f32]> {
 
 fn toy_binary(op: &'static str, x: &Tensor, y: &Tensor, f: fn(f32, f32) -> f32) -> Result<Tensor> {
     if x.shape() != y.shape() {
-        return Err(DispatchError::shape(
+        // Shapes that broadcast are valid arguments this device does not serve (a kernel error,
+        // saying so); only shapes that do not broadcast are a shape error.
+        switchyard::broadcast_shapes(op, x.shape(), y.shape())?;
+        return Err(DispatchError::kernel(
             op,
-            format!("{:?} vs {:?}", x.shape(), y.shape()),
+            format!(
+                "the toy device does not broadcast ({:?} with {:?}); call `expand` and \
+                 `contiguous` on the CPU first",
+                x.shape(),
+                y.shape()
+            ),
         ));
     }
     let (xs, ys) = (toy_values(op, x)?, toy_values(op, y)?);
