@@ -235,6 +235,11 @@ pub(crate) fn cases(op: &str, plan: &Plan) -> Option<Vec<Case>> {
         "sub" => Some(("sub", ops::try_sub)),
         "mul" => Some(("mul", ops::try_mul)),
         "div" => Some(("div", ops::try_div)),
+        "add_" => Some(("add_", add_in_place)),
+        "sub_" => Some(("sub_", sub_in_place)),
+        "mul_" => Some(("mul_", mul_in_place)),
+        "div_" => Some(("div_", div_in_place)),
+        "copy_" => Some(("copy_", copy_in_place)),
         _ => None,
     };
     if let Some((name, f)) = binary {
@@ -250,6 +255,11 @@ pub(crate) fn cases(op: &str, plan: &Plan) -> Option<Vec<Case>> {
             Values::WithSpecials,
             None,
         )),
+        "neg_" => Some(("neg_", neg_in_place, Values::WithSpecials, None)),
+        "relu_" => Some(("relu_", relu_in_place, Values::WithSpecials, None)),
+        "exp_" => Some(("exp_", exp_in_place, Values::WithSpecials, None)),
+        "fill_" => Some(("fill_", fill_in_place, Values::WithSpecials, None)),
+        "zero_" => Some(("zero_", zero_in_place, Values::WithSpecials, None)),
         "sum" => Some(("sum", ops::try_sum, Values::Finite, Some(sum_scale))),
         "mean" => Some(("mean", ops::try_mean, Values::Finite, Some(mean_scale))),
         _ => None,
@@ -264,6 +274,48 @@ pub(crate) fn cases(op: &str, plan: &Plan) -> Option<Vec<Case>> {
         "to" => to_cases(plan),
         _ => super::view_cases::view_cases(op)?,
     })
+}
+
+// The in-place ops as cases: the first input is the destination (made afresh for each side, so
+// the oracle and the device each write their own), and the result is that destination after the
+// write, read through its own layout. Broadcasts that would grow it, dtypes it cannot hold and
+// expanded destinations are refused on both sides alike.
+
+macro_rules! in_place_binary {
+    ($($name:ident => $op:path),* $(,)?) => {$(
+        fn $name(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+            let mut x = x.clone();
+            $op(&mut x, y)?;
+            Ok(x)
+        }
+    )*};
+}
+
+in_place_binary! {
+    add_in_place => ops::try_add_,
+    sub_in_place => ops::try_sub_,
+    mul_in_place => ops::try_mul_,
+    div_in_place => ops::try_div_,
+    copy_in_place => ops::try_copy_,
+}
+
+macro_rules! in_place_unary {
+    ($($name:ident => |$x:ident| $call:expr),* $(,)?) => {$(
+        fn $name(x: &Tensor) -> Result<Tensor> {
+            let mut $x = x.clone();
+            $call?;
+            Ok($x)
+        }
+    )*};
+}
+
+in_place_unary! {
+    neg_in_place => |x| ops::try_neg_(&mut x),
+    relu_in_place => |x| ops::try_relu_(&mut x),
+    exp_in_place => |x| ops::try_exp_(&mut x),
+    // A value that converts differently per dtype: truncated, rounded in 16 bits, `true`.
+    fill_in_place => |x| ops::try_fill_(&mut x, 2.75),
+    zero_in_place => |x| ops::try_zero_(&mut x),
 }
 
 fn unary_cases(

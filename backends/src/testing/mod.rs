@@ -24,7 +24,9 @@
 //! [`Conformance::lanes`] ± 1, a matrix, and [`Conformance::large`] elements — laid out
 //! contiguous, transposed, strided (every second element), offset (not from the storage's
 //! start) and expanded (stride 0); for the binary ops also operands of different layouts,
-//! broadcast pairs and pairs of two dtypes (promotion). Floats include NaN, ±∞, ±0, subnormals
+//! broadcast pairs and pairs of two dtypes (promotion). The in-place ops (`add_` … `exp_`,
+//! `copy_`, `fill_`, `zero_`) run the same cases, their first input the destination; the
+//! result is the destination after the write. Floats include NaN, ±∞, ±0, subnormals
 //! and values that overflow the 16-bit types; integers their extremes (elementwise ops and
 //! conversions; reductions and `matmul` get finite values).
 //!
@@ -45,7 +47,8 @@
 //!
 //! # Tolerances
 //!
-//! Integer and `bool` results are always exact. For float results ([`Tolerance::default_for`]):
+//! Integer and `bool` results are always exact. For float results ([`Tolerance::default_for`];
+//! an in-place op has its op's: `exp_` that of `exp`):
 //!
 //! | op | default | why |
 //! |---|---|---|
