@@ -106,12 +106,13 @@ fn to_copies_between_cpu_gpu_and_a_downstream_device() {
     // From a downstream device whose storage reads back to the host.
     let toy = to_toy(&x).unwrap();
     assert_eq!(toy.to(Device::Wgpu).to_vec::<f32>(), x.to_vec::<f32>());
-    // To it, the wgpu backend cannot go; the error says so, and `try_` forms do not panic.
+    // To it, the wgpu backend cannot go; the error says so, naming the device as its crate
+    // does, and `try_` forms do not panic.
     let error = try_to(&gpu, Device::PrivateUse1).unwrap_err();
     assert!(
         error
             .to_string()
-            .contains("copies to the CPU and to the GPU, not from wgpu to privateuse1"),
+            .contains("copies to the CPU and to the GPU, not from wgpu to toy"),
         "{error}"
     );
     assert!(x.try_to(Device::PrivateUse1).is_err());
