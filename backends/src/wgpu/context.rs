@@ -131,10 +131,17 @@ pub(crate) struct Context {
 
 static CONTEXT: OnceLock<Result<Context, String>> = OnceLock::new();
 
-/// The context, created on first use; or, naming `op`, why there is none.
+/// The context, created on first use; or, naming `op`, why there is none. Creating it registers
+/// the pool as the GPU's allocator (`switchyard::memory_stats(Device::Wgpu)`).
 pub(crate) fn context(op: &'static str) -> Result<&'static Context, DispatchError> {
     CONTEXT
-        .get_or_init(Context::new)
+        .get_or_init(|| {
+            let context = Context::new();
+            if context.is_ok() {
+                switchyard::register_allocator(switchyard::Device::Wgpu, &super::GpuAllocator);
+            }
+            context
+        })
         .as_ref()
         .map_err(|reason| DispatchError::kernel(op, format!("no wgpu adapter: {reason}")))
 }

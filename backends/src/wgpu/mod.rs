@@ -86,9 +86,31 @@ pub fn recorded_dispatches() -> u64 {
     context::existing().map_or(0, context::Context::recorded)
 }
 
-/// Frees the pool's idle buffers (buffers held by live tensors stay).
+/// Frees the pool's idle buffers (buffers held by live tensors stay). The same as
+/// `switchyard::empty_cache(Device::Wgpu)`.
 pub fn empty_cache() {
     if let Some(gpu) = context::existing() {
         gpu.pool.clear();
+    }
+}
+
+/// The buffer pool behind the tensor crate's allocator trait: `switchyard::memory_stats`,
+/// `empty_cache` and `set_cache_limit` of `Device::Wgpu` reach it once the context exists (the
+/// first GPU call registers it; before that they report no allocator).
+pub(crate) struct GpuAllocator;
+
+impl switchyard::DeviceAllocator for GpuAllocator {
+    fn memory_stats(&self) -> switchyard::MemoryStats {
+        context::existing().map_or_else(Default::default, |gpu| gpu.pool.memory_stats())
+    }
+
+    fn empty_cache(&self) {
+        empty_cache();
+    }
+
+    fn set_cache_limit(&self, bytes: usize) {
+        if let Some(gpu) = context::existing() {
+            gpu.pool.set_limit(u64::try_from(bytes).unwrap_or(u64::MAX));
+        }
     }
 }

@@ -20,7 +20,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// The smallest buffer the pool hands out, in bytes.
 pub const MIN_CLASS: u64 = 256;
 
-/// Idle buffers beyond this many bytes are freed instead of kept.
+/// Idle buffers beyond this many bytes are freed instead of kept, unless
+/// `switchyard::set_cache_limit(Device::Wgpu, …)` said otherwise.
 const IDLE_LIMIT: u64 = 1 << 30;
 
 /// What a buffer is for; buffers of different kinds have different usages and never mix.
@@ -73,11 +74,29 @@ struct Idle {
 }
 
 /// Idle buffers by (kind, size class), and counters.
-#[derive(Default)]
 pub(crate) struct Pool {
     idle: Mutex<Idle>,
     created: AtomicU64,
     reused: AtomicU64,
+    /// Bytes of the buffers handed out and not yet returned (held by tensors or reads).
+    in_use: AtomicU64,
+    /// The most `in_use` has been.
+    peak: AtomicU64,
+    /// Idle bytes kept at most.
+    limit: AtomicU64,
+}
+
+impl Default for Pool {
+    fn default() -> Pool {
+        Pool {
+            idle: Mutex::default(),
+            created: AtomicU64::new(0),
+            reused: AtomicU64::new(0),
+            in_use: AtomicU64::new(0),
+            peak: AtomicU64::new(0),
+            limit: AtomicU64::new(IDLE_LIMIT),
+        }
+    }
 }
 
 impl fmt::Debug for Pool {
@@ -92,6 +111,8 @@ impl Pool {
     /// A buffer of `kind` with room for `bytes`: an idle one of the same class, or a new one.
     pub(crate) fn acquire(&self, device: &wgpu::Device, kind: Kind, bytes: u64) -> wgpu::Buffer {
         let class = size_class(bytes);
+        let in_use = self.in_use.fetch_add(class, Ordering::Relaxed) + class;
+        self.peak.fetch_max(in_use, Ordering::Relaxed);
         if let Some(buffer) = self.take_idle(kind, class) {
             self.reused.fetch_add(1, Ordering::Relaxed);
             return buffer;
@@ -117,11 +138,12 @@ impl Pool {
     }
 
     /// Files `buffer` (created by [`Pool::acquire`] for `kind`) for reuse, or frees it when the
-    /// pool already holds [`IDLE_LIMIT`] idle bytes.
+    /// pool already holds its limit of idle bytes ([`IDLE_LIMIT`] unless set).
     pub(crate) fn release(&self, kind: Kind, buffer: wgpu::Buffer) {
         let class = buffer.size();
+        self.in_use.fetch_sub(class, Ordering::Relaxed);
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        if idle.bytes + class > IDLE_LIMIT {
+        if idle.bytes + class > self.limit.load(Ordering::Relaxed) {
             return; // dropped: wgpu frees it once the GPU is done with it
         }
         idle.bytes += class;
@@ -133,6 +155,37 @@ impl Pool {
     pub(crate) fn clear(&self) {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         *idle = Idle::default();
+    }
+
+    /// Keeps at most `bytes` idle from now on, freeing idle buffers (largest classes first)
+    /// until the pool is within it.
+    pub(crate) fn set_limit(&self, bytes: u64) {
+        self.limit.store(bytes, Ordering::Relaxed);
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let mut classes: Vec<(Kind, u64)> = idle.buffers.keys().copied().collect();
+        classes.sort_unstable_by_key(|&(_, class)| std::cmp::Reverse(class));
+        for key in classes {
+            while idle.bytes > bytes {
+                let Some(buffer) = idle.buffers.get_mut(&key).and_then(Vec::pop) else {
+                    break;
+                };
+                idle.bytes -= buffer.size();
+                idle.count -= 1;
+            }
+        }
+    }
+
+    /// What the pool holds, as `switchyard::memory_stats(Device::Wgpu)` reports it.
+    pub(crate) fn memory_stats(&self) -> switchyard::MemoryStats {
+        let stats = self.stats();
+        let bytes = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        switchyard::MemoryStats {
+            allocated: bytes(self.in_use.load(Ordering::Relaxed)),
+            cached: bytes(stats.idle_bytes),
+            peak: bytes(self.peak.load(Ordering::Relaxed)),
+            allocations: stats.created + stats.reused,
+            system_allocations: stats.created,
+        }
     }
 
     pub(crate) fn stats(&self) -> PoolStats {
