@@ -23,11 +23,18 @@ fn memory_stats_and_empty_cache_reach_the_gpu_pool() {
     // Dropped, the buffer is cached, not freed: the next tensor of its size reuses it.
     drop(x);
     let idle = memory_stats(Device::Wgpu).unwrap();
-    assert_eq!(idle.allocated + bytes, held.allocated, "{held:?} -> {idle:?}");
+    assert_eq!(
+        idle.allocated + bytes,
+        held.allocated,
+        "{held:?} -> {idle:?}"
+    );
     assert!(idle.cached >= bytes, "{idle:?}");
     let y = Tensor::from_fn::<f32>(&[len], |i| -(i as f32)).to(Device::Wgpu);
     let reused = memory_stats(Device::Wgpu).unwrap();
-    assert_eq!(reused.system_allocations, idle.system_allocations, "{reused:?}");
+    assert_eq!(
+        reused.system_allocations, idle.system_allocations,
+        "{reused:?}"
+    );
     assert_eq!(reused.cached + bytes, idle.cached, "{idle:?} -> {reused:?}");
 
     // `empty_cache` frees what is idle; live tensors keep theirs.
