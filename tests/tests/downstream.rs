@@ -72,7 +72,7 @@ fn ops_are_found_by_name_with_schema_and_table() {
         matches!(mul.slot(DispatchKey::CpuNaive).unwrap(), SlotOrigin::Kernel(meta) if meta.name == "mul_naive")
     );
     assert!(
-        matches!(mul.slot(DispatchKey::PrivateUse1).unwrap(), SlotOrigin::Kernel(meta) if meta.name == "mul_toy")
+        matches!(mul.slot_in(DispatchKey::PrivateUse1, DTypeColumn::F32).unwrap(), SlotOrigin::Kernel(meta) if meta.name == "mul_toy")
     );
     // Missing, unless this build has the wgpu backend (`cargo test --workspace` unifies the
     // `wgpu` feature that `tests-wgpu` turns on).
@@ -105,7 +105,7 @@ fn dump_lists_ops_schemas_and_provenance() {
     );
     assert!(
         dump.contains(
-            "add_toy from switchyard_example_downstream at examples/downstream/src/lib.rs:"
+            "add_toy (dtypes: f32) from switchyard_example_downstream at examples/downstream/src/lib.rs:"
         ),
         "{dump}"
     );
@@ -153,8 +153,29 @@ fn a_named_device_appears_in_display_dumps_and_errors() {
     let table = add::handle().table_dump();
     assert!(table.contains("PrivateUse1 (toy)"), "{table}");
     let dump = switchyard::dump();
-    assert!(dump.contains("PrivateUse1 (toy)    add_toy"), "{dump}");
+    assert!(
+        dump.contains("PrivateUse1 (toy)    add_toy (dtypes: f32)"),
+        "{dump}"
+    );
 
     let error = switchyard::ops::try_add(&toy, &Tensor::vector(&[1.0, 2.0])).unwrap_err();
     assert!(error.to_string().contains("toy"), "{error}");
+}
+
+/// A downstream crate declares its kernels' dtypes as the standard backends do: `scale` serves
+/// `f32` only, and an `f64` call is an error naming the dtype and what is served.
+#[test]
+fn downstream_kernels_declare_their_dtypes() {
+    let doubles = Tensor::from_vec::<f64>(vec![1.0, 2.0], &[2]).unwrap();
+    let error = switchyard_example_downstream::try_scale(&doubles, 2.0).unwrap_err();
+    let text = error.to_string();
+    assert!(
+        matches!(error.kind(), switchyard::ErrorKind::MissingKernel { .. }),
+        "{text}"
+    );
+    assert!(
+        text.contains("dtype f64") && text.contains("serve f32"),
+        "{text}"
+    );
+    assert_eq!(scale(&Tensor::vector(&[1.5]), 2.0).to_vec::<f32>(), [3.0]);
 }

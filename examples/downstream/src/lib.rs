@@ -36,7 +36,9 @@ switchyard::name_device!(key = TOY, "toy");
 #[op(name = "downstream::scale")]
 pub fn scale(x: &Tensor, factor: f32) -> Tensor;
 
-#[kernel(op = "scale", key = CpuNaive)]
+// Declares the dtypes it serves, as the standard backends do: an `f64` call finds no kernel and
+// the error says which dtypes are served, instead of this body failing to read `f32`s.
+#[kernel(op = "scale", key = CpuNaive, dtypes = "f32")]
 fn scale_cpu(x: &Tensor, factor: f32) -> Result<Tensor> {
     let values = x.host::<f32>("downstream::scale")?;
     Tensor::from_vec::<f32>(values.iter().map(|v| v * factor).collect(), x.shape())
@@ -112,19 +114,19 @@ fn toy_binary(op: &'static str, x: &Tensor, y: &Tensor, f: fn(f32, f32) -> f32) 
     Tensor::from_backend(ToyStorage { values }, x.shape(), Device::PrivateUse1)
 }
 
-#[kernel(op = "add", key = PrivateUse1)]
+#[kernel(op = "add", key = PrivateUse1, dtypes = "f32")]
 fn add_toy(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     toy_binary("add", x, y, |a, b| a + b)
 }
 
 // The SCREAMING_CASE spelling of a key works too.
-#[kernel(op = "mul", key = PRIVATE_USE1)]
+#[kernel(op = "mul", key = PRIVATE_USE1, dtypes = "f32")]
 fn mul_toy(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     toy_binary("mul", x, y, |a, b| a * b)
 }
 
 // A key given as a path to a `DispatchKey` constant.
-#[kernel(op = "scale", key = crate::TOY)]
+#[kernel(op = "scale", key = crate::TOY, dtypes = "f32")]
 fn scale_toy(x: &Tensor, factor: f32) -> Result<Tensor> {
     let values = toy_values("downstream::scale", x)?
         .iter()
