@@ -11,8 +11,8 @@ use switchyard_example_downstream::to_toy;
 use switchyard_tests_wgpu::gpu_or_skip;
 
 /// Every standard op has a kernel at `Wgpu` in the `f32` column, and only there (the backend's
-/// kernels declare `dtypes = "f32"`), except `to`, which serves every column and refuses other
-/// dtypes with its own error.
+/// kernels declare `dtypes = "f32"`), except `to`, `copy_` and `to_dtype`, which serve every
+/// column: they convert (a CPU source of `copy_`) or refuse other dtypes with their own error.
 #[test]
 fn every_standard_op_has_a_wgpu_kernel() {
     for op in [
@@ -29,6 +29,8 @@ fn every_standard_op_has_a_wgpu_kernel() {
         "full",
         "contiguous",
         "to",
+        "copy_",
+        "to_dtype",
     ] {
         let handle = find_op(op).expect("a standard op");
         match handle.slot_in(DispatchKey::Wgpu, DTypeColumn::F32).unwrap() {
@@ -41,7 +43,7 @@ fn every_standard_op_has_a_wgpu_kernel() {
         let f64_slot = handle.slot_in(DispatchKey::Wgpu, DTypeColumn::F64).unwrap();
         assert_eq!(
             matches!(f64_slot, SlotOrigin::Kernel(_)),
-            op == "to",
+            matches!(op, "to" | "copy_" | "to_dtype"),
             "{op}: the Wgpu slot for f64 is {f64_slot}"
         );
     }

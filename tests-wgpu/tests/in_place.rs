@@ -121,3 +121,16 @@ fn refused_writes_leave_the_gpu_tensor_as_it_was() {
     assert_eq!(x.version(), 0);
     assert_eq!(x.dtype(), DType::F32);
 }
+
+/// `to_dtype` on the GPU: to `f32` it is the tensor itself (GPU buffers hold `f32`); to another
+/// dtype an error that says to convert on the CPU.
+#[test]
+fn to_dtype_on_the_gpu() {
+    if !gpu_or_skip("to_dtype_on_the_gpu") {
+        return;
+    }
+    let x = gpu(&Tensor::from_vec::<f32>(vec![1.5, -2.0], &[2]).unwrap());
+    assert!(x.to_dtype(DType::F32).same(&x));
+    let error = x.try_to_dtype(DType::F64).unwrap_err().to_string();
+    assert!(error.contains("f64") && error.contains("to(Device::Cpu)"), "{error}");
+}

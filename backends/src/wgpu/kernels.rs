@@ -17,8 +17,8 @@
 //! strides, recorded like any dispatch (so calls recorded before it read the old values).
 
 use switchyard::ops::{
-    add, contiguous, copy_, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, to, try_to,
-    try_to_dtype,
+    add, contiguous, copy_, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, to, to_dtype,
+    try_to, try_to_dtype,
 };
 use switchyard::{DType, Device, DispatchError, Result, Tensor, kernel, rules};
 
@@ -192,6 +192,24 @@ fn full_wgpu(shape: &[usize], value: f64, dtype: DType, _device: Device) -> Resu
         ));
     }
     elementwise("full", Kernel::Full, &[], shape, value as f32)
+}
+
+/// `x` itself when it has `dtype` (`f32`: the one dtype GPU buffers hold); any other dtype is an
+/// error that says how to get it. Declares no `dtypes`: the `DType` argument adds its own bit, so
+/// every such call is in the mixed column, and this kernel must see it to give that error.
+#[kernel(op = "to_dtype", key = Wgpu)]
+fn to_dtype_wgpu(x: &Tensor, dtype: DType) -> Result<Tensor> {
+    served("to_dtype", &[x])?;
+    if dtype == DType::F32 {
+        return Ok(x.clone());
+    }
+    Err(DispatchError::kernel(
+        "to_dtype",
+        format!(
+            "the wgpu backend holds f32 tensors only, so it cannot convert to {dtype}; convert on \
+             the CPU: `x.to(Device::Cpu).to_dtype(DType::{dtype:?})`"
+        ),
+    ))
 }
 
 /// `x` itself when contiguous (whatever its offset: a contiguous view stays a view, as on the
