@@ -35,7 +35,8 @@ fn every_standard_op_has_a_wgpu_kernel() {
         let handle = find_op(op).expect("a standard op");
         match handle.slot_in(DispatchKey::Wgpu, DTypeColumn::F32).unwrap() {
             SlotOrigin::Kernel(meta) => {
-                assert_eq!(meta.name, format!("{op}_wgpu"));
+                // `copy_` → `copy_wgpu`: one underscore between the op and the backend.
+                assert_eq!(meta.name, format!("{}_wgpu", op.trim_end_matches('_')));
                 assert!(meta.location.file.ends_with("wgpu/kernels.rs"), "{meta:?}");
             }
             other => panic!("{op}: the Wgpu slot is {other}"),

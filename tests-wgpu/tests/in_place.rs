@@ -132,5 +132,8 @@ fn to_dtype_on_the_gpu() {
     let x = gpu(&Tensor::from_vec::<f32>(vec![1.5, -2.0], &[2]).unwrap());
     assert!(x.to_dtype(DType::F32).same(&x));
     let error = x.try_to_dtype(DType::F64).unwrap_err().to_string();
-    assert!(error.contains("f64") && error.contains("to(Device::Cpu)"), "{error}");
+    assert!(
+        error.contains("f64") && error.contains("to(Device::Cpu)"),
+        "{error}"
+    );
 }
