@@ -6,7 +6,7 @@ use std::ops::Deref;
 use switchyard::{DType, DispatchError};
 
 use crate::element::{Element, Scalar};
-use crate::shape::{Offsets, may_overlap};
+use crate::shape::Offsets;
 use crate::storage::{ReadGuard, WriteGuard};
 use crate::tensor::Tensor;
 
@@ -111,17 +111,7 @@ impl Tensor {
         &self,
         op: &'static str,
     ) -> Result<HostViewMut<'_, T>, DispatchError> {
-        if may_overlap(self.shape(), self.strides()) {
-            return Err(DispatchError::shape(
-                op,
-                format!(
-                    "cannot write in place into a view whose elements overlap in memory (shape \
-                     {:?}, strides {:?}: an expanded tensor); write into `contiguous()` of it",
-                    self.shape(),
-                    self.strides()
-                ),
-            ));
-        }
+        self.check_writable(op)?;
         let guard = self.storage().write::<T>(op)?;
         Ok(HostViewMut {
             guard,

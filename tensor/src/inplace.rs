@@ -41,7 +41,7 @@ pub fn copy_(dst: &mut Tensor, src: &Tensor);
 /// device, then `copy_`.
 #[op(name = "fill_")]
 pub fn fill_(x: &mut Tensor, value: f64) {
-    check_destination("fill_", x)?;
+    x.check_writable("fill_")?;
     let value = try_full(&[], value, x.dtype(), x.device())?;
     try_copy_(x, &value)
 }
@@ -80,7 +80,7 @@ macro_rules! unary_in_place {
         $(#[doc = $doc])*
         #[op(name = $op)]
         pub fn $name(x: &mut Tensor) {
-            check_destination($op, x)?;
+            x.check_writable($op)?;
             fits($op, x, rules::unary($op, x.dtype())?)?;
             let result = $out_of_place(x)?;
             write_result($op, x, &result)
@@ -100,7 +100,7 @@ unary_in_place! {
 /// The checks of a binary in-place op, before it computes: `x` writable, `y` broadcasting to
 /// `x`'s shape, the promoted dtype storable in `x`'s.
 fn check_binary(op: &'static str, x: &Tensor, y: &Tensor) -> Result<()> {
-    check_destination(op, x)?;
+    x.check_writable(op)?;
     let shape = crate::shape::broadcast_shapes(op, x.shape(), y.shape())?;
     if shape != x.shape() {
         return Err(DispatchError::shape(
@@ -114,22 +114,6 @@ fn check_binary(op: &'static str, x: &Tensor, y: &Tensor) -> Result<()> {
         ));
     }
     fits(op, x, rules::binary(op, x.dtype(), y.dtype())?)
-}
-
-/// `x` can be written element by element: no two of its elements share memory.
-fn check_destination(op: &'static str, x: &Tensor) -> Result<()> {
-    if x.has_internal_overlap() {
-        return Err(DispatchError::shape(
-            op,
-            format!(
-                "cannot write in place into a view whose elements overlap in memory (shape \
-                 {:?}, strides {:?}: an expanded tensor); write into `contiguous()` of it",
-                x.shape(),
-                x.strides()
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// A result of `dtype` can be stored in `x` (see the module docs).

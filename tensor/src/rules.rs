@@ -76,6 +76,25 @@ pub fn can_store(from: DType, to: DType) -> bool {
     )
 }
 
+/// `src` as a view of `dst`'s shape (stride 0 where it stretches), for a `copy_` into `dst`; an
+/// error naming `op` and both shapes when `src` does not broadcast to exactly that shape (a copy
+/// never resizes its destination).
+pub fn copy_source(op: &'static str, dst: &Tensor, src: &Tensor) -> Result<Tensor> {
+    let shape = crate::shape::broadcast_shapes(op, dst.shape(), src.shape())?;
+    if shape != dst.shape() {
+        return Err(DispatchError::shape(
+            op,
+            format!(
+                "{op} of a source of shape {:?} into a destination of shape {:?}: the source \
+                 must broadcast to the destination's shape",
+                src.shape(),
+                dst.shape()
+            ),
+        ));
+    }
+    crate::view::expand(src, dst.shape())
+}
+
 /// `x` and `y` as views of their broadcast shape (stride 0 where they stretch), and that
 /// shape; an error naming `op` and both shapes when they do not broadcast. No copy, no dispatch.
 pub fn broadcast_pair(

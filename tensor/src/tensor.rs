@@ -365,6 +365,23 @@ impl Tensor {
         crate::shape::may_overlap(self.shape(), self.strides())
     }
 
+    /// `Ok` when this tensor can be written element by element; the error every in-place write
+    /// gives (naming `op`, the shape and strides) when [`Tensor::has_internal_overlap`].
+    pub fn check_writable(&self, op: &'static str) -> Result<(), DispatchError> {
+        if !self.has_internal_overlap() {
+            return Ok(());
+        }
+        Err(DispatchError::shape(
+            op,
+            format!(
+                "cannot write in place into a view whose elements overlap in memory (shape {:?}, \
+                 strides {:?}: an expanded tensor); write into `contiguous()` of it",
+                self.shape(),
+                self.strides()
+            ),
+        ))
+    }
+
     /// Whether two handles are the same tensor (one header: a clone).
     pub fn same(&self, other: &Tensor) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)

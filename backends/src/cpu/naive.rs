@@ -340,18 +340,8 @@ fn copy_naive(dst: &mut Tensor, src: &Tensor) -> Result<()> {
     } else {
         try_to(src, Device::Cpu)?
     };
-    let shape = switchyard::broadcast_shapes(OP, dst.shape(), src.shape())?;
-    if shape != dst.shape() {
-        return Err(DispatchError::shape(
-            OP,
-            format!(
-                "copy_ of a source of shape {:?} into a destination of shape {:?}: the source \
-                 must broadcast to the destination's shape",
-                src.shape(),
-                dst.shape()
-            ),
-        ));
-    }
+    // The shape check first, so that a refused call copies nothing.
+    rules::copy_source(OP, dst, &src)?;
     // A source in the destination's storage is read in full first: reading and writing one
     // storage at once is refused by its borrow guard, and an overlap would read written values.
     let src = if src.same_storage(dst) {
@@ -359,7 +349,7 @@ fn copy_naive(dst: &mut Tensor, src: &Tensor) -> Result<()> {
     } else {
         src
     };
-    let (_, src, _) = rules::broadcast_pair(OP, dst, &src)?;
+    let src = rules::copy_source(OP, dst, &src)?;
     with_element!(dst.dtype(), T => with_element!(src.dtype(), S => {
         write_converted::<S, T>(OP, dst, &src)
     }))

@@ -366,40 +366,19 @@ fn copy_wgpu(dst: &mut Tensor, src: &Tensor) -> Result<()> {
         return switchyard::ops::try_copy_(dst, &on_host);
     }
     served(OP, &[dst])?;
-    if dst.has_internal_overlap() {
-        return Err(DispatchError::shape(
-            OP,
-            format!(
-                "cannot write in place into a view whose elements overlap in memory (shape {:?}, \
-                 strides {:?}: an expanded tensor); write into `contiguous()` of it",
-                dst.shape(),
-                dst.strides()
-            ),
-        ));
-    }
+    dst.check_writable(OP)?;
     let src = match src.device() {
         Device::Wgpu => src.clone(),
         _ if src.dtype() == DType::F32 => try_to(src, Device::Wgpu)?,
         _ => try_to(&try_to_dtype(src, DType::F32)?, Device::Wgpu)?,
     };
-    let shape = switchyard::broadcast_shapes(OP, dst.shape(), src.shape())?;
-    if shape != dst.shape() {
-        return Err(DispatchError::shape(
-            OP,
-            format!(
-                "copy_ of a source of shape {:?} into a destination of shape {:?}: the source \
-                 must broadcast to the destination's shape",
-                src.shape(),
-                dst.shape()
-            ),
-        ));
-    }
+    rules::copy_source(OP, dst, &src)?;
     let src = if src.same_storage(dst) {
         elementwise(OP, Kernel::CopyStrided, &[&src], src.shape(), 0.0)?
     } else {
         src
     };
-    let (_, src, _) = rules::broadcast_pair(OP, dst, &src)?;
+    let src = rules::copy_source(OP, dst, &src)?;
     let len = dst.numel();
     if len > 0 {
         let gpu = context(OP)?;
