@@ -1,9 +1,14 @@
 //! Storage: the memory a tensor and all its views share, with its version counter.
 //!
 //! A CPU storage is a host block holding `len` elements of one dtype; any other device's is a
-//! [`BackendStorage`]. Views (slices, transposes, expansions) share one storage through an `Arc`,
-//! so writes through one are seen by all, and so is the *version counter*, which every in-place
-//! write bumps.
+//! [`BackendStorage`]. Views (slices, transposes, expansions) share one storage, so writes
+//! through one are seen by all, and so is the *version counter*, which every in-place write
+//! bumps.
+//!
+//! **Where a storage lives.** In the header of the tensor that created it: one allocation holds
+//! a new tensor's header, shape and storage (its data comes from the allocator). A view's header
+//! holds a [`Storage`] handle, a reference count on that first header, so the storage lives as
+//! long as any tensor that views it.
 //!
 //! **Borrows.** Reading host memory while another handle writes it would be a data race. Every
 //! access to a CPU storage's elements holds a borrow: any number of readers, or one writer. A
@@ -23,6 +28,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use switchyard::{DType, DispatchError};
 
 use crate::element::Element;
+use crate::tensor::TensorInner;
 use host::{HostBlock, HostVec};
 
 /// Data held by a backend other than the CPU (a GPU buffer, a downstream device's memory).
@@ -59,7 +65,8 @@ enum Data {
 /// The writer's bit in `borrows`; the bits below count readers.
 const WRITER: usize = 1 << (usize::BITS - 1);
 
-struct StorageImpl {
+/// A storage itself: inside the header of the tensor that created it (see the module docs).
+pub(crate) struct StorageImpl {
     data: Data,
     dtype: DType,
     /// Elements held.
@@ -78,71 +85,132 @@ impl Drop for StorageImpl {
     }
 }
 
-/// One allocation shared by a tensor and its views. Cheap to clone.
-#[derive(Clone)]
-pub struct Storage(Arc<StorageImpl>);
-
-impl fmt::Debug for Storage {
+impl fmt::Debug for StorageImpl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let place = match &self.0.data {
+        let place = match &self.data {
             Data::Host(_) => "host",
             Data::Backend(_) => "backend",
         };
         write!(
             f,
             "Storage({} {} on {place}, version {})",
-            self.0.len,
-            self.0.dtype,
-            self.version()
+            self.len,
+            self.dtype,
+            self.version.load(Ordering::Acquire)
         )
     }
 }
 
-impl Storage {
-    /// The storage of a full host buffer.
-    pub(crate) fn from_host<T: Element>(buffer: HostVec<T>) -> Storage {
+/// What a tensor's header holds: its own storage (a tensor made from data), or a handle to the
+/// storage of the tensor it views.
+#[derive(Debug)]
+pub(crate) enum Holder {
+    Own(StorageImpl),
+    Of(Storage),
+}
+
+/// The memory shared by a tensor and its views: a handle on the header that holds it. Cheap to
+/// clone.
+///
+/// **Invariant:** the header's holder is [`Holder::Own`] (a view's handle is its base's, never a
+/// view of a view), so reaching the storage is one step.
+#[derive(Clone)]
+#[repr(transparent)]
+pub struct Storage(Arc<TensorInner>);
+
+impl fmt::Debug for Storage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.imp(), f)
+    }
+}
+
+impl Holder {
+    /// A storage of a full host buffer.
+    pub(crate) fn from_host<T: Element>(buffer: HostVec<T>) -> Holder {
         let (block, len) = buffer.into_block();
-        Storage::new(Data::Host(Some(block)), T::DTYPE, len)
+        Holder::new(Data::Host(Some(block)), T::DTYPE, len)
     }
 
-    pub(crate) fn from_backend(storage: Box<dyn BackendStorage>) -> Storage {
+    pub(crate) fn from_backend(storage: Box<dyn BackendStorage>) -> Holder {
         let (dtype, len) = (storage.dtype(), storage.len());
-        Storage::new(Data::Backend(storage), dtype, len)
+        Holder::new(Data::Backend(storage), dtype, len)
     }
 
-    fn new(data: Data, dtype: DType, len: usize) -> Storage {
-        Storage(Arc::new(StorageImpl {
+    fn new(data: Data, dtype: DType, len: usize) -> Holder {
+        Holder::Own(StorageImpl {
             data,
             dtype,
             len,
             version: AtomicU64::new(0),
             borrows: AtomicUsize::new(0),
-        }))
+        })
+    }
+
+    /// The storage's length and dtype.
+    pub(crate) fn len_and_dtype(&self) -> (usize, DType) {
+        let imp = self.imp();
+        (imp.len, imp.dtype)
+    }
+
+    /// The storage this holder holds or refers to.
+    #[inline]
+    fn imp(&self) -> &StorageImpl {
+        let mut holder = self;
+        // One step by the invariant of `Storage`; a loop rather than a panic were it ever more.
+        loop {
+            match holder {
+                Holder::Own(imp) => return imp,
+                Holder::Of(storage) => holder = &storage.0.holder,
+            }
+        }
+    }
+}
+
+impl Storage {
+    /// The storage of the tensor whose header is `header`: `header` itself when it holds its
+    /// own storage, else the handle it holds.
+    #[inline]
+    pub(crate) fn of(header: &Arc<TensorInner>) -> &Storage {
+        match &header.holder {
+            Holder::Own(_) => {
+                let handle: *const Arc<TensorInner> = header;
+                // SAFETY: `Storage` is `repr(transparent)` over `Arc<TensorInner>`, so a reference
+                // to one is a valid reference to the other, for the same lifetime; the header
+                // holds its own storage, which is `Storage`'s invariant.
+                unsafe { &*handle.cast::<Storage>() }
+            }
+            Holder::Of(storage) => storage,
+        }
+    }
+
+    #[inline]
+    fn imp(&self) -> &StorageImpl {
+        self.0.holder.imp()
     }
 
     /// Elements held.
     pub fn len(&self) -> usize {
-        self.0.len
+        self.imp().len
     }
 
     /// Whether no element is held.
     pub fn is_empty(&self) -> bool {
-        self.0.len == 0
+        self.imp().len == 0
     }
 
     /// The element type.
     pub fn dtype(&self) -> DType {
-        self.0.dtype
+        self.imp().dtype
     }
 
     /// The version counter: how many in-place writes this storage has seen.
     pub fn version(&self) -> u64 {
-        self.0.version.load(Ordering::Acquire)
+        self.imp().version.load(Ordering::Acquire)
     }
 
     /// Counts one in-place write that did not go through a host write guard (a device kernel's).
     pub fn bump_version(&self) {
-        self.0.version.fetch_add(1, Ordering::AcqRel);
+        self.imp().version.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Whether two handles share this storage.
@@ -151,7 +219,7 @@ impl Storage {
     }
 
     pub(crate) fn backend(&self) -> Option<&dyn BackendStorage> {
-        match &self.0.data {
+        match &self.imp().data {
             Data::Backend(storage) => Some(&**storage),
             Data::Host(_) => None,
         }
@@ -159,14 +227,16 @@ impl Storage {
 
     /// Reads the host elements as `T`: a guard, or an error naming `op` when the storage is not
     /// host memory of `T`'s dtype or a writer holds it.
+    #[inline]
     pub(crate) fn read<T: Element>(
         &self,
         op: &'static str,
     ) -> Result<ReadGuard<'_, T>, DispatchError> {
-        let block = self.host_block::<T>(op)?;
-        let previous = self.0.borrows.fetch_add(1, Ordering::Acquire);
+        let imp = self.imp();
+        let block = imp.host_block::<T>(op)?;
+        let previous = imp.borrows.fetch_add(1, Ordering::Acquire);
         if previous & WRITER != 0 {
-            self.0.borrows.fetch_sub(1, Ordering::Release);
+            imp.borrows.fetch_sub(1, Ordering::Release);
             return Err(DispatchError::kernel(
                 op,
                 "a tensor's storage is being written (an in-place op on another thread, or a \
@@ -174,7 +244,7 @@ impl Storage {
             ));
         }
         Ok(ReadGuard {
-            storage: self,
+            storage: imp,
             ptr: block.as_ptr().cast::<T>(),
             _elements: PhantomData,
         })
@@ -186,9 +256,9 @@ impl Storage {
         &self,
         op: &'static str,
     ) -> Result<WriteGuard<'_, T>, DispatchError> {
-        let block = self.host_block::<T>(op)?;
-        if self
-            .0
+        let imp = self.imp();
+        let block = imp.host_block::<T>(op)?;
+        if imp
             .borrows
             .compare_exchange(0, WRITER, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
@@ -199,22 +269,25 @@ impl Storage {
                  thread, or a slice of it alive on this one)",
             ));
         }
-        self.0.version.fetch_add(1, Ordering::AcqRel);
+        imp.version.fetch_add(1, Ordering::AcqRel);
         Ok(WriteGuard {
-            storage: self,
+            storage: imp,
             ptr: block.as_ptr().cast::<T>(),
             _elements: PhantomData,
         })
     }
+}
 
+impl StorageImpl {
+    #[inline]
     fn host_block<T: Element>(&self, op: &'static str) -> Result<&HostBlock, DispatchError> {
-        if T::DTYPE != self.0.dtype {
+        if T::DTYPE != self.dtype {
             return Err(DispatchError::kernel(
                 op,
-                format!("a tensor of {} read as {}", self.0.dtype, T::DTYPE),
+                format!("a tensor of {} read as {}", self.dtype, T::DTYPE),
             ));
         }
-        match &self.0.data {
+        match &self.data {
             Data::Host(Some(block)) => Ok(block),
             _ => Err(DispatchError::kernel(
                 op,
@@ -226,7 +299,7 @@ impl Storage {
 
 /// Shared access to a host storage's elements; the storage's readers count includes it.
 pub struct ReadGuard<'s, T: Element> {
-    storage: &'s Storage,
+    storage: &'s StorageImpl,
     ptr: *const T,
     _elements: PhantomData<&'s [T]>,
 }
@@ -238,13 +311,13 @@ impl<T: Element> ReadGuard<'_, T> {
         // SAFETY: the block holds `len` initialised elements of `T` (a storage is built only from
         // a full `HostVec<T>`, and writes store valid `T`s); it is aligned for `T`; the reader
         // count excludes every writer while this guard lives, so nothing mutates them.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.storage.0.len) }
+        unsafe { std::slice::from_raw_parts(self.ptr, self.storage.len) }
     }
 }
 
 impl<T: Element> Drop for ReadGuard<'_, T> {
     fn drop(&mut self) {
-        self.storage.0.borrows.fetch_sub(1, Ordering::Release);
+        self.storage.borrows.fetch_sub(1, Ordering::Release);
     }
 }
 
@@ -258,7 +331,7 @@ impl<T: Element> fmt::Debug for ReadGuard<'_, T> {
 
 /// Exclusive access to a host storage's elements: no other borrow is alive.
 pub struct WriteGuard<'s, T: Element> {
-    storage: &'s Storage,
+    storage: &'s StorageImpl,
     ptr: *mut T,
     _elements: PhantomData<&'s mut [T]>,
 }
@@ -269,13 +342,13 @@ impl<T: Element> WriteGuard<'_, T> {
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         // SAFETY: as in `ReadGuard::as_slice`; the writer bit excludes every other borrow while
         // this guard lives, and `&mut self` makes this slice the only one from it.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.storage.0.len) }
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.storage.len) }
     }
 }
 
 impl<T: Element> Drop for WriteGuard<'_, T> {
     fn drop(&mut self) {
-        self.storage.0.borrows.fetch_sub(WRITER, Ordering::Release);
+        self.storage.borrows.fetch_sub(WRITER, Ordering::Release);
     }
 }
 
