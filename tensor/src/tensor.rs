@@ -157,12 +157,25 @@ impl Tensor {
         ))
     }
 
-    /// A CPU tensor copied from row-major `data`; errors when `data.len()` is not the product of
-    /// `shape` (or that product overflows), or memory runs out. `T` decides the dtype: note that
-    /// an unsuffixed float literal is an `f64` in Rust (`vec![1.0f32]` or `from_vec::<f32>` for
+    /// A CPU tensor of row-major `data`, which it takes over without a copy (its buffer is
+    /// freed when the last view of the tensor drops; it is not the caching allocator's, so
+    /// [`memory_stats`](crate::memory_stats) does not count it); errors when `data.len()` is not
+    /// the product of `shape` (or that product overflows). `T` decides the dtype: note that an
+    /// unsuffixed float literal is an `f64` in Rust (`vec![1.0f32]` or `from_vec::<f32>` for
     /// `f32`, the dtype of [`Tensor::vector`] and [`Tensor::scalar`]).
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor, DispatchError> {
-        Tensor::copied("Tensor::from_vec", &data, shape)
+        const OP: &str = "Tensor::from_vec";
+        let numel = filled_by(OP, data.len(), shape, T::DTYPE)?;
+        match HostVec::from_vec(data) {
+            Ok(buffer) => Ok(Tensor::contiguous_over(
+                Holder::from_host(buffer),
+                shape,
+                numel,
+                Device::Cpu,
+            )),
+            // No allocation to take over (an empty `Vec`): a block from the allocator.
+            Err(data) => Tensor::copied(OP, &data, shape),
+        }
     }
 
     /// A CPU tensor copied from row-major `data`; errors like [`Tensor::from_vec`].

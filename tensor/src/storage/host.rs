@@ -18,12 +18,17 @@ use crate::element::Element;
 /// Alignment of every host block: a cache line, and more than any element or SIMD load needs.
 pub const HOST_ALIGN: usize = 64;
 
-/// An owned, 64-byte-aligned allocation of `bytes` bytes (never zero: an empty request gets one
-/// cache line, so every block is a real allocation with a real address).
+/// An owned allocation of `bytes` bytes (never zero, so every block is a real allocation with a
+/// real address): either *pooled*, 64-byte aligned, from [`HostBlock::allocate`] (the caching
+/// allocator's blocks; an empty request gets one cache line), or *adopted*, the buffer of a
+/// `Vec<T>` a tensor took over ([`HostBlock::from_vec`]), aligned for `T`, which goes back to the
+/// system when the tensor drops.
 #[derive(Debug)]
 pub struct HostBlock {
     ptr: NonNull<u8>,
     bytes: usize,
+    /// `HOST_ALIGN` for a pooled block; `align_of::<T>()` (at most 8) for an adopted one.
+    align: usize,
 }
 
 // SAFETY: a block is an owned allocation like a `Box<[u8]>`; it holds no thread-bound state.
@@ -42,9 +47,39 @@ impl HostBlock {
         // SAFETY: `layout` has a non-zero size (at least `HOST_ALIGN`).
         let ptr = unsafe { alloc(layout) };
         match NonNull::new(ptr) {
-            Some(ptr) => Ok(HostBlock { ptr, bytes }),
+            Some(ptr) => Ok(HostBlock {
+                ptr,
+                bytes,
+                align: HOST_ALIGN,
+            }),
             None => Err(DispatchError::out_of_memory(op, bytes)),
         }
+    }
+
+    /// The buffer of `values` and their count, without a copy; `None` (and `values` back) when
+    /// it has no allocation (a capacity of 0).
+    pub(crate) fn from_vec<T: Element>(mut values: Vec<T>) -> Result<(HostBlock, usize), Vec<T>> {
+        // `as_mut_ptr` (not a slice) keeps the provenance of the whole buffer, for `dealloc`.
+        let ptr = match NonNull::new(values.as_mut_ptr()) {
+            Some(ptr) if values.capacity() != 0 => ptr.cast::<u8>(),
+            _ => return Err(values),
+        };
+        let (len, capacity) = (values.len(), values.capacity());
+        std::mem::forget(values);
+        // `Vec` allocated `capacity` elements (not zero-sized: every `Element` has a size) with
+        // the global allocator and the layout `Layout::array::<T>(capacity)`, as its docs
+        // promise; `drop` frees it with that layout.
+        let block = HostBlock {
+            ptr,
+            bytes: capacity * size_of::<T>(),
+            align: align_of::<T>(),
+        };
+        Ok((block, len))
+    }
+
+    /// Whether the block is the caching allocator's (pooled) rather than an adopted `Vec`'s.
+    pub(crate) fn is_pooled(&self) -> bool {
+        self.align == HOST_ALIGN
     }
 
     /// The block's size in bytes.
@@ -60,12 +95,14 @@ impl HostBlock {
 
 impl Drop for HostBlock {
     fn drop(&mut self) {
-        // SAFETY: `ptr` was allocated in `allocate` with exactly this layout (which was valid
-        // then, so it is now).
+        // SAFETY: `ptr` was allocated by the global allocator with exactly this layout (which
+        // was valid then, so it is now): in `allocate` with `HOST_ALIGN`, or by a `Vec<T>` with
+        // `Layout::array::<T>(capacity)`, whose size is `bytes` and alignment `align`
+        // (`from_vec`).
         unsafe {
             dealloc(
                 self.ptr.as_ptr(),
-                Layout::from_size_align_unchecked(self.bytes, HOST_ALIGN),
+                Layout::from_size_align_unchecked(self.bytes, self.align),
             )
         };
     }
@@ -83,6 +120,19 @@ pub struct HostVec<T: Element> {
 }
 
 impl<T: Element> HostVec<T> {
+    /// The elements of `values` in their own buffer, without a copy; `values` back when it has
+    /// no allocation.
+    pub(crate) fn from_vec(values: Vec<T>) -> Result<HostVec<T>, Vec<T>> {
+        let capacity = values.capacity();
+        let (block, len) = HostBlock::from_vec(values)?;
+        Ok(HostVec {
+            block,
+            len,
+            capacity,
+            _elements: PhantomData,
+        })
+    }
+
     /// An empty buffer with room for `capacity` elements on `block` (which is big enough: the
     /// allocator sized it).
     pub(crate) fn on(block: HostBlock, capacity: usize) -> HostVec<T> {

@@ -376,3 +376,59 @@ pub fn host_buffer<T: Element>(op: &'static str, len: usize) -> Result<HostVec<T
     let block = allocator::cpu_allocate(op, bytes)?;
     Ok(HostVec::on(block, len))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Device, Tensor, memory_stats};
+
+    #[test]
+    fn views_share_the_storage_in_their_base_header_and_outlive_it() {
+        let base = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
+        let view = base.as_strided(&[2], &[1], 2).unwrap();
+        let view_of_view = view.as_strided(&[1], &[1], 3).unwrap();
+        assert!(base.same_storage(&view) && view.same_storage(&view_of_view));
+        assert!(base.storage().same(view_of_view.storage()));
+        assert!(view.is_contiguous() && !view.same(&base));
+        // A write through the innermost view counts one version for all of them.
+        view_of_view.host_mut::<f32>("test").unwrap().parts().0[3] = 9.0;
+        assert_eq!((base.version(), view.version()), (1, 1));
+        drop(base);
+        assert_eq!(view.to_vec::<f32>(), vec![3.0, 9.0]);
+        drop(view);
+        assert_eq!(view_of_view.to_vec::<f32>(), vec![9.0]);
+        assert_eq!(view_of_view.storage().len(), 4);
+    }
+
+    #[test]
+    fn from_vec_takes_the_buffer_of_its_vec() {
+        let mut values = Vec::with_capacity(10);
+        values.extend([1.0f64, 2.0, 3.0]);
+        let address = values.as_ptr();
+        let t = Tensor::from_vec(values, &[3]).unwrap();
+        assert_eq!(t.as_slice::<f64>().unwrap().as_ptr(), address);
+        assert_eq!(t.storage().len(), 3);
+        let view = t.as_strided(&[2], &[2], 0).unwrap();
+        drop(t);
+        assert_eq!(view.to_vec::<f64>(), vec![1.0, 3.0]);
+        // Nothing to take over: an empty `Vec`, with or without capacity.
+        for values in [Vec::new(), Vec::with_capacity(4)] {
+            let t = Tensor::from_vec::<i32>(values, &[0, 2]).unwrap();
+            assert_eq!(t.numel(), 0);
+        }
+        let err = Tensor::from_vec(vec![1u8, 2], &[3]).unwrap_err().to_string();
+        assert!(err.contains("2 values cannot fill shape [3]"), "{err}");
+    }
+
+    #[test]
+    fn pooled_blocks_are_counted_while_alive() {
+        // An unusual size, so that a cached block of other tests is unlikely to serve it; other
+        // tests run at the same time, so only lower bounds are certain.
+        let n = (3 << 20) / 4 + 17;
+        let before = memory_stats(Device::Cpu).unwrap();
+        let t = Tensor::from_fn(&[n], |i| i as f32);
+        let during = memory_stats(Device::Cpu).unwrap();
+        assert!(during.allocations > before.allocations);
+        assert!(during.allocated >= 4 * n && during.peak >= during.allocated);
+        drop(t);
+    }
+}
