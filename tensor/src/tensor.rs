@@ -55,6 +55,11 @@ fn filled_by(
     shape: &[usize],
     dtype: DType,
 ) -> Result<usize, DispatchError> {
+    // `len` values exist, so `len` elements fit in memory: a shape whose product is `len`
+    // (computed without overflow) needs no further check.
+    if shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)) == Some(len) {
+        return Ok(len);
+    }
     let numel = Tensor::checked_numel(op, shape, dtype)?;
     if len != numel {
         return Err(DispatchError::shape(
