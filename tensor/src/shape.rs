@@ -56,9 +56,11 @@ pub(crate) fn contiguous_strides(shape: &[usize]) -> Dims {
         // Written in place: no buffer to copy from.
         let mut dims = [0usize; INLINE];
         let mut step = 1usize;
-        for (stride, &extent) in dims[..shape.len()].iter_mut().zip(shape).rev() {
-            *stride = step;
-            step = step.saturating_mul(extent.max(1));
+        let mut d = shape.len();
+        while d > 0 {
+            d -= 1;
+            dims[d] = step;
+            step = step.saturating_mul(shape[d].max(1));
         }
         return Dims::Inline {
             len: shape.len() as u8,

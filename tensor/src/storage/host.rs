@@ -7,7 +7,9 @@
 //! written as a valid value of its dtype.
 
 use std::alloc::{Layout, alloc, dealloc};
+use std::cell::UnsafeCell;
 use std::marker::PhantomData;
+use std::panic::RefUnwindSafe;
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 
@@ -108,12 +110,77 @@ impl Drop for HostBlock {
     }
 }
 
-/// A typed buffer on a host block: like a `Vec<T>` of fixed capacity whose first `len` elements
+/// Bytes of elements a tensor keeps in its own header rather than in a block: a small tensor is
+/// one heap allocation, with no trip to the caching allocator.
+pub(crate) const INLINE_BYTES: usize = 32;
+
+/// Elements kept in a tensor's header: [`INLINE_BYTES`] bytes, aligned for any element (8).
+/// Written through shared references (an in-place op's write guard), so in an `UnsafeCell`.
+pub(crate) struct InlineBytes(UnsafeCell<[MaybeUninit<u64>; INLINE_BYTES / 8]>);
+
+// SAFETY: plain bytes, owned; concurrent access is ruled by the storage's borrow guards (many
+// readers or one writer), as for a `HostBlock`.
+unsafe impl Send for InlineBytes {}
+// SAFETY: as for `HostBlock`: `&InlineBytes` only yields the address; reads and writes of the
+// bytes go through the storage's borrow guards, which exclude each other, or `&mut HostVec`.
+unsafe impl Sync for InlineBytes {}
+// Like a `HostBlock`'s bytes: a panic during a write leaves valid elements (every write stores a
+// whole valid value), so a caught panic cannot expose a broken invariant.
+impl RefUnwindSafe for InlineBytes {}
+
+impl InlineBytes {
+    pub(crate) fn new() -> InlineBytes {
+        InlineBytes(UnsafeCell::new([MaybeUninit::uninit(); INLINE_BYTES / 8]))
+    }
+
+    /// The bytes' address; writable (they are in an `UnsafeCell`).
+    pub(crate) fn as_ptr(&self) -> *mut u8 {
+        self.0.get().cast::<u8>()
+    }
+}
+
+impl std::fmt::Debug for InlineBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InlineBytes")
+    }
+}
+
+/// Where a host buffer's elements live.
+#[derive(Debug)]
+pub(crate) enum Bytes {
+    /// A block of the caching allocator, or an adopted `Vec`'s buffer.
+    Block(HostBlock),
+    /// At most [`INLINE_BYTES`], kept in the buffer (and then in the tensor's header).
+    Inline(InlineBytes),
+}
+
+impl Bytes {
+    /// The elements' address. Stable while `self` does not move (a block's never moves).
+    #[inline]
+    pub(crate) fn as_ptr(&self) -> *mut u8 {
+        match self {
+            Bytes::Block(block) => block.as_ptr(),
+            Bytes::Inline(inline) => inline.as_ptr(),
+        }
+    }
+
+    /// The size in bytes.
+    #[inline]
+    fn bytes(&self) -> usize {
+        match self {
+            Bytes::Block(block) => block.bytes(),
+            Bytes::Inline(_) => INLINE_BYTES,
+        }
+    }
+}
+
+/// A typed buffer on host memory: like a `Vec<T>` of fixed capacity whose first `len` elements
 /// are initialised. Kernels fill one (`push`, `extend_from_slice`, or `spare` + `set_len`) and turn
-/// it into a tensor.
+/// it into a tensor. Up to [`INLINE_BYTES`] its elements are kept inline (and then in the
+/// tensor's header); larger ones lie on a block from the caching allocator.
 #[derive(Debug)]
 pub struct HostVec<T: Element> {
-    block: HostBlock,
+    block: Bytes,
     len: usize,
     capacity: usize,
     _elements: PhantomData<T>,
@@ -126,7 +193,7 @@ impl<T: Element> HostVec<T> {
         let capacity = values.capacity();
         let (block, len) = HostBlock::from_vec(values)?;
         Ok(HostVec {
-            block,
+            block: Bytes::Block(block),
             len,
             capacity,
             _elements: PhantomData,
@@ -136,6 +203,18 @@ impl<T: Element> HostVec<T> {
     /// An empty buffer with room for `capacity` elements on `block` (which is big enough: the
     /// allocator sized it).
     pub(crate) fn on(block: HostBlock, capacity: usize) -> HostVec<T> {
+        HostVec::in_bytes(Bytes::Block(block), capacity)
+    }
+
+    /// An empty buffer with room for `capacity` elements kept inline (at most [`INLINE_BYTES`]
+    /// of them).
+    #[inline]
+    pub(crate) fn inline(capacity: usize) -> HostVec<T> {
+        HostVec::in_bytes(Bytes::Inline(InlineBytes::new()), capacity)
+    }
+
+    #[inline]
+    fn in_bytes(block: Bytes, capacity: usize) -> HostVec<T> {
         assert!(
             capacity
                 .checked_mul(size_of::<T>())
@@ -204,7 +283,8 @@ impl<T: Element> HostVec<T> {
     /// The written elements.
     pub fn as_slice(&self) -> &[T] {
         // SAFETY: the first `len` elements are initialised (every path that raises `len` wrote
-        // them), the block is aligned for any element and holds `capacity ≥ len` of them.
+        // them), the bytes are aligned for any element (a pooled block to 64, an adopted `Vec`'s
+        // for its `T`, inline ones to 8) and hold `capacity ≥ len` of them.
         unsafe { std::slice::from_raw_parts(self.block.as_ptr().cast::<T>(), self.len) }
     }
 
@@ -239,8 +319,8 @@ impl<T: Element> HostVec<T> {
         self.len = len;
     }
 
-    /// The block, for the storage that now owns the elements.
-    pub(crate) fn into_block(self) -> (HostBlock, usize) {
+    /// The bytes, for the storage that now owns the elements.
+    pub(crate) fn into_block(self) -> (Bytes, usize) {
         (self.block, self.len)
     }
 }

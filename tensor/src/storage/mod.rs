@@ -29,7 +29,7 @@ use switchyard::{DType, DispatchError};
 
 use crate::element::Element;
 use crate::tensor::TensorInner;
-use host::{HostBlock, HostVec};
+use host::{Bytes, HostVec, InlineBytes};
 
 /// Data held by a backend other than the CPU (a GPU buffer, a downstream device's memory).
 ///
@@ -58,7 +58,7 @@ pub trait BackendStorage: Any + Send + Sync + UnwindSafe + RefUnwindSafe + fmt::
 }
 
 enum Data {
-    Host(Option<HostBlock>),
+    Host(Bytes),
     Backend(Box<dyn BackendStorage>),
 }
 
@@ -77,8 +77,8 @@ pub(crate) struct StorageImpl {
 
 impl Drop for StorageImpl {
     fn drop(&mut self) {
-        if let Data::Host(block) = &mut self.data
-            && let Some(block) = block.take()
+        if let Data::Host(bytes @ Bytes::Block(_)) = &mut self.data
+            && let Bytes::Block(block) = std::mem::replace(bytes, Bytes::Inline(InlineBytes::new()))
         {
             allocator::cpu_release(block);
         }
@@ -128,7 +128,7 @@ impl Holder {
     /// A storage of a full host buffer.
     pub(crate) fn from_host<T: Element>(buffer: HostVec<T>) -> Holder {
         let (block, len) = buffer.into_block();
-        Holder::new(Data::Host(Some(block)), T::DTYPE, len)
+        Holder::new(Data::Host(block), T::DTYPE, len)
     }
 
     pub(crate) fn from_backend(storage: Box<dyn BackendStorage>) -> Holder {
@@ -280,7 +280,7 @@ impl Storage {
 
 impl StorageImpl {
     #[inline]
-    fn host_block<T: Element>(&self, op: &'static str) -> Result<&HostBlock, DispatchError> {
+    fn host_block<T: Element>(&self, op: &'static str) -> Result<&Bytes, DispatchError> {
         if T::DTYPE != self.dtype {
             return Err(DispatchError::kernel(
                 op,
@@ -288,8 +288,8 @@ impl StorageImpl {
             ));
         }
         match &self.data {
-            Data::Host(Some(block)) => Ok(block),
-            _ => Err(DispatchError::kernel(
+            Data::Host(bytes) => Ok(bytes),
+            Data::Backend(_) => Err(DispatchError::kernel(
                 op,
                 "host memory was asked of a tensor held by a device backend",
             )),
@@ -308,8 +308,9 @@ impl<T: Element> ReadGuard<'_, T> {
     /// Every element of the storage.
     #[inline]
     pub fn as_slice(&self) -> &[T] {
-        // SAFETY: the block holds `len` initialised elements of `T` (a storage is built only from
-        // a full `HostVec<T>`, and writes store valid `T`s); it is aligned for `T`; the reader
+        // SAFETY: the bytes (a block, or inline in the storage, which does not move while this
+        // guard borrows it) hold `len` initialised elements of `T` (a storage is built only from
+        // a full `HostVec<T>`, and writes store valid `T`s); they are aligned for `T`; the reader
         // count excludes every writer while this guard lives, so nothing mutates them.
         unsafe { std::slice::from_raw_parts(self.ptr, self.storage.len) }
     }
@@ -340,8 +341,10 @@ impl<T: Element> WriteGuard<'_, T> {
     /// Every element of the storage.
     #[inline]
     pub fn as_mut_slice(&mut self) -> &mut [T] {
-        // SAFETY: as in `ReadGuard::as_slice`; the writer bit excludes every other borrow while
-        // this guard lives, and `&mut self` makes this slice the only one from it.
+        // SAFETY: as in `ReadGuard::as_slice` (inline bytes are in an `UnsafeCell`, so writing
+        // them through a pointer taken from a shared borrow is allowed); the writer bit excludes
+        // every other borrow while this guard lives, and `&mut self` makes this slice the only
+        // one from it.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.storage.len) }
     }
 }
@@ -360,8 +363,9 @@ impl<T: Element> fmt::Debug for WriteGuard<'_, T> {
     }
 }
 
-/// A fresh host buffer with room for `len` elements of `T`, from the CPU's caching allocator;
-/// errors (never aborts) when the size overflows or memory runs out.
+/// A fresh host buffer with room for `len` elements of `T`: kept inline up to
+/// [`host::INLINE_BYTES`] (32 bytes; the tensor made of it keeps them in its header), else from
+/// the CPU's caching allocator; errors (never aborts) when the size overflows or memory runs out.
 pub fn host_buffer<T: Element>(op: &'static str, len: usize) -> Result<HostVec<T>, DispatchError> {
     let bytes = len
         .checked_mul(size_of::<T>())
@@ -373,6 +377,9 @@ pub fn host_buffer<T: Element>(op: &'static str, len: usize) -> Result<HostVec<T
                 format!("{len} elements of {} exceed isize::MAX bytes", T::DTYPE),
             )
         })?;
+    if bytes <= host::INLINE_BYTES {
+        return Ok(HostVec::inline(len));
+    }
     let block = allocator::cpu_allocate(op, bytes)?;
     Ok(HostVec::on(block, len))
 }
