@@ -9,8 +9,8 @@
 use std::alloc::{Layout, alloc, dealloc};
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
-use std::panic::RefUnwindSafe;
 use std::mem::MaybeUninit;
+use std::panic::RefUnwindSafe;
 use std::ptr::NonNull;
 
 use switchyard::DispatchError;

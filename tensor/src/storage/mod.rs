@@ -422,8 +422,35 @@ mod tests {
             let t = Tensor::from_vec::<i32>(values, &[0, 2]).unwrap();
             assert_eq!(t.numel(), 0);
         }
-        let err = Tensor::from_vec(vec![1u8, 2], &[3]).unwrap_err().to_string();
+        let err = Tensor::from_vec(vec![1u8, 2], &[3])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("2 values cannot fill shape [3]"), "{err}");
+    }
+
+    #[test]
+    fn small_tensors_keep_their_elements_inline_under_the_same_guards() {
+        // 3 × 8 bytes: inline, in the header.
+        let base = Tensor::from_fn(&[3], |i| i as i64);
+        let view = base.as_strided(&[2], &[1], 1).unwrap();
+        {
+            let read = view.host::<i64>("test").unwrap();
+            let err = base.host_mut::<i64>("test").unwrap_err().to_string();
+            assert!(err.contains("while its storage is borrowed"), "{err}");
+            assert_eq!(read.iter().collect::<Vec<_>>(), vec![1, 2]);
+        }
+        view.host_mut::<i64>("test").unwrap().contiguous().unwrap()[1] = 7;
+        assert_eq!(base.version(), 1);
+        drop(base);
+        // Readers on several threads at once, then a writer.
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| assert_eq!(view.to_vec::<i64>(), vec![1, 7]));
+            }
+        });
+        view.host_mut::<i64>("test").unwrap().contiguous().unwrap()[0] = -1;
+        assert_eq!(view.to_vec::<i64>(), vec![-1, 7]);
+        assert_eq!(Tensor::from_fn(&[0], |_| 0u8).numel(), 0);
     }
 
     #[test]
