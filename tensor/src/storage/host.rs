@@ -112,7 +112,7 @@ impl Drop for HostBlock {
 
 /// Bytes of elements a tensor keeps in its own header rather than in a block: a small tensor is
 /// one heap allocation, with no trip to the caching allocator.
-pub(crate) const INLINE_BYTES: usize = 32;
+pub(crate) const INLINE_BYTES: usize = 64;
 
 /// Elements kept in a tensor's header: [`INLINE_BYTES`] bytes, aligned for any element (8).
 /// Written through shared references (an in-place op's write guard), so in an `UnsafeCell`.
