@@ -101,8 +101,8 @@ impl Tensor {
         contiguous: bool,
     ) -> Tensor {
         Tensor {
-            inner: Arc::new(TensorInner {
-                keys: device.keys() | dtype.key_bit(),
+            inner: crate::storage::new_header(
+                device.keys() | dtype.key_bit(),
                 dtype,
                 device,
                 numel,
@@ -111,7 +111,7 @@ impl Tensor {
                 strides,
                 contiguous,
                 holder,
-            }),
+            ),
         }
     }
 
