@@ -51,6 +51,7 @@ impl fmt::Debug for Dims {
 
 /// The row-major (contiguous) strides of `shape`. Never overflows for a shape whose element
 /// count was checked (each stride is a product of some of its extents, or 1 past a zero extent).
+#[inline]
 pub(crate) fn contiguous_strides(shape: &[usize]) -> Dims {
     if shape.len() <= INLINE {
         // Written in place: no buffer to copy from.

@@ -73,6 +73,7 @@ fn filled_by(
 impl Tensor {
     /// A contiguous tensor over all of a new storage (whose length is `numel`, checked by
     /// callers).
+    #[inline(always)]
     fn contiguous_over(holder: Holder, shape: &[usize], numel: usize, device: Device) -> Tensor {
         let (_, dtype) = holder.len_and_dtype();
         Tensor::with_layout(
@@ -149,6 +150,7 @@ impl Tensor {
 
     /// A CPU tensor of a full host buffer (from [`host_buffer`](crate::host_buffer)): how kernels
     /// return their output. Errors when the buffer's length does not fill `shape`.
+    #[inline(always)] // a small buffer's inline elements then move once, into the header
     pub fn from_host<T: Element>(
         buffer: HostVec<T>,
         shape: &[usize],
