@@ -112,7 +112,7 @@ pub(crate) enum Holder {
 /// The memory shared by a tensor and its views: a handle on the header that holds it. Cheap to
 /// clone.
 ///
-/// **Invariant:** the header's holder is [`Holder::Own`] (a view's handle is its base's, never a
+/// **Invariant:** the header's holder is `Holder::Own` (a view's handle is its base's, never a
 /// view of a view), so reaching the storage is one step.
 #[derive(Clone)]
 #[repr(transparent)]
@@ -406,7 +406,7 @@ pub(crate) fn new_header(
 }
 
 /// A fresh host buffer with room for `len` elements of `T`: kept inline up to
-/// [`host::INLINE_BYTES`] (64 bytes, a cache line; the tensor made of it keeps them in its header), else from
+/// `INLINE_BYTES` (64 bytes, a cache line; the tensor made of it keeps them in its header), else from
 /// the CPU's caching allocator; errors (never aborts) when the size overflows or memory runs out.
 #[inline] // so that a small buffer is built in the kernel's frame, not copied out of this one
 pub fn host_buffer<T: Element>(op: &'static str, len: usize) -> Result<HostVec<T>, DispatchError> {
