@@ -176,8 +176,8 @@ impl Bytes {
 
 /// A typed buffer on host memory: like a `Vec<T>` of fixed capacity whose first `len` elements
 /// are initialised. Kernels fill one (`push`, `extend_from_slice`, or `spare` + `set_len`) and turn
-/// it into a tensor. Up to 64 bytes (`INLINE_BYTES`) its elements are kept inline (and then in the
-/// tensor's header); larger ones lie on a block from the caching allocator.
+/// it into a tensor. Up to 64 bytes (`INLINE_BYTES`) its elements are kept inline (and then in
+/// the tensor's header); larger ones lie on a block from the caching allocator.
 #[derive(Debug)]
 pub struct HostVec<T: Element> {
     block: Bytes,

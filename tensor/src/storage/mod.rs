@@ -405,9 +405,9 @@ pub(crate) fn new_header(
     }
 }
 
-/// A fresh host buffer with room for `len` elements of `T`: kept inline up to
-/// `INLINE_BYTES` (64 bytes, a cache line; the tensor made of it keeps them in its header), else from
-/// the CPU's caching allocator; errors (never aborts) when the size overflows or memory runs out.
+/// A fresh host buffer with room for `len` elements of `T`: kept inline up to `INLINE_BYTES` (64
+/// bytes, a cache line; the tensor made of it keeps them in its header), else from the CPU's
+/// caching allocator; errors (never aborts) when the size overflows or memory runs out.
 #[inline] // so that a small buffer is built in the kernel's frame, not copied out of this one
 pub fn host_buffer<T: Element>(op: &'static str, len: usize) -> Result<HostVec<T>, DispatchError> {
     let bytes = len
