@@ -1,8 +1,33 @@
 #!/usr/bin/env bash
-# Instructions per call of the trivial two-tensor op, direct and dispatched, counted by callgrind.
-# Counts at two N are subtracted, so start-up and first-use table building cancel out.
-# Usage: benches/callgrind.sh   (from the workspace root; needs valgrind)
+# Instructions per call, counted by callgrind. Counts at two N are subtracted, so start-up and
+# first-use table building cancel out.
+#   benches/callgrind.sh         the trivial two-tensor op, direct and dispatched
+#   benches/callgrind.sh small   small tensors beside ndarray: 1- and 16-element `add` with its
+#                                result, a tensor from a 1-element `Vec`; instructions and heap
+#                                allocations (`malloc`s, from memcheck's heap summary) per call
+# Run from the workspace root; needs valgrind.
 set -euo pipefail
+if [[ "${1:-}" == small ]]; then
+  cargo build --release -q -p switchyard-benches --example small_calls
+  bin=target/release/examples/small_calls
+  instructions() { # mode calls -> total instructions
+    "$bin" "$1" 1 # fails loudly (a panic) before counting
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$1" "$2" 2>&1 |
+      sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+  }
+  allocations() { # mode calls -> total heap allocations
+    valgrind --tool=memcheck --leak-check=no "$bin" "$1" "$2" 2>&1 |
+      sed -n 's/.*total heap usage: \([0-9,]*\) allocs.*/\1/p' | tr -d ,
+  }
+  small=100000
+  large=200000
+  for mode in switchyard_add_1 ndarray_add_1 switchyard_add_16 ndarray_add_16 switchyard_from_vec_1 ndarray_from_vec_1; do
+    i=$(( $(instructions "$mode" "$large") - $(instructions "$mode" "$small") ))
+    m=$(( $(allocations "$mode" "$large") - $(allocations "$mode" "$small") ))
+    echo "$mode: $(( i / (large - small) )) instructions, $(( m / (large - small) )) mallocs per call (over $(( large - small )) calls: $i instructions, $m mallocs)"
+  done
+  exit 0
+fi
 cargo build --release -q -p switchyard-benches --bin dispatch_calls
 bin=target/release/dispatch_calls
 count() { # mode calls -> total instructions

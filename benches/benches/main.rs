@@ -3,11 +3,13 @@
 mod dispatch_overhead;
 mod semantics;
 mod simd;
+mod small;
 mod wgpu;
 
 criterion::criterion_main!(
     dispatch_overhead::group,
     semantics::group,
     simd::group,
+    small::group,
     wgpu::group
 );

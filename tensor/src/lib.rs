@@ -27,7 +27,8 @@ pub mod ops;
 mod print;
 pub mod rules;
 mod shape;
-#[allow(unsafe_code)] // host memory and its borrow guards: the crate's only `unsafe`
+#[allow(unsafe_code)]
+// host memory, its borrow guards, headers built in place: the crate's only `unsafe`
 mod storage;
 mod tensor;
 mod view;

@@ -16,13 +16,15 @@ pub(crate) enum Dims {
 }
 
 impl Dims {
+    /// Unused inline entries are 0, so that equal lists compare equal.
+    #[inline]
     pub(crate) fn new(dims: &[usize]) -> Dims {
         if dims.len() <= INLINE {
-            let mut inline = [0; INLINE];
-            inline[..dims.len()].copy_from_slice(dims);
+            // Entry by entry rather than `copy_from_slice`: for a list this short a `memcpy`
+            // call costs more than the copy.
             Dims::Inline {
                 len: dims.len() as u8,
-                dims: inline,
+                dims: std::array::from_fn(|i| dims.get(i).copied().unwrap_or(0)),
             }
         } else {
             Dims::Heap(dims.into())
@@ -49,7 +51,23 @@ impl fmt::Debug for Dims {
 
 /// The row-major (contiguous) strides of `shape`. Never overflows for a shape whose element
 /// count was checked (each stride is a product of some of its extents, or 1 past a zero extent).
+#[inline]
 pub(crate) fn contiguous_strides(shape: &[usize]) -> Dims {
+    if shape.len() <= INLINE {
+        // Written in place: no buffer to copy from.
+        let mut dims = [0usize; INLINE];
+        let mut step = 1usize;
+        let mut d = shape.len();
+        while d > 0 {
+            d -= 1;
+            dims[d] = step;
+            step = step.saturating_mul(shape[d].max(1));
+        }
+        return Dims::Inline {
+            len: shape.len() as u8,
+            dims,
+        };
+    }
     let mut strides = [0usize; 16];
     let mut heap;
     let out: &mut [usize] = if shape.len() <= strides.len() {

@@ -9,16 +9,18 @@ use crate::device::Device;
 use crate::element::Element;
 use crate::shape::{Dims, contiguous_strides, is_contiguous, max_offset};
 use crate::storage::host::HostVec;
-use crate::storage::{BackendStorage, Storage, host_buffer};
+use crate::storage::{BackendStorage, Holder, Storage, host_buffer};
 
 /// A tensor's header: what it views of which storage. One allocation holds it with its shape and
-/// strides (inline up to five dimensions).
+/// strides (inline up to five dimensions) and, for a tensor made from data rather than a view,
+/// its storage too (its elements come from the device's allocator).
 ///
 /// **Invariants**, checked by every constructor and view: `numel` is the product of `sizes`;
 /// `sizes` and `strides` have one length; a non-empty view's furthest element, `offset + Σ
 /// (size−1)·stride`, is below the storage's length, so kernels index any element without
 /// overflow or bounds failure; an empty view's offset is 0, so no offset exceeds the storage's
-/// length; `keys` are the device's keys with the dtype's bit; `dtype` is the storage's.
+/// length; `keys` are the device's keys with the dtype's bit; `dtype` is the storage's;
+/// `contiguous` is `is_contiguous(sizes, strides)`, cached as c10 caches it.
 ///
 /// Public only so that [`Tensor`] can name it as its boxed form (`SharedTensor::Shared`); it
 /// lives in a private module, so no other crate can name or build one.
@@ -31,7 +33,8 @@ pub struct TensorInner {
     pub(crate) offset: usize,
     pub(crate) sizes: Dims,
     pub(crate) strides: Dims,
-    pub(crate) storage: Storage,
+    pub(crate) contiguous: bool,
+    pub(crate) holder: Holder,
 }
 
 /// An n-dimensional array: a strided view of a storage that other views may share. Cloning is
@@ -52,6 +55,11 @@ fn filled_by(
     shape: &[usize],
     dtype: DType,
 ) -> Result<usize, DispatchError> {
+    // `len` values exist, so `len` elements fit in memory: a shape whose product is `len`
+    // (computed without overflow) needs no further check.
+    if shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)) == Some(len) {
+        return Ok(len);
+    }
     let numel = Tensor::checked_numel(op, shape, dtype)?;
     if len != numel {
         return Err(DispatchError::shape(
@@ -63,41 +71,48 @@ fn filled_by(
 }
 
 impl Tensor {
-    /// A contiguous tensor over all of `storage` (whose length is `numel`, checked by callers).
-    fn contiguous_over(storage: Storage, shape: &[usize], numel: usize, device: Device) -> Tensor {
-        let dtype = storage.dtype();
+    /// A contiguous tensor over all of a new storage (whose length is `numel`, checked by
+    /// callers).
+    #[inline(always)]
+    fn contiguous_over(holder: Holder, shape: &[usize], numel: usize, device: Device) -> Tensor {
+        let (_, dtype) = holder.len_and_dtype();
         Tensor::with_layout(
-            storage,
+            holder,
             device,
             numel,
             0,
             Dims::new(shape),
             contiguous_strides(shape),
             dtype,
+            true,
         )
     }
 
     /// The one place a header is built. Callers have checked the invariants above.
+    #[allow(clippy::too_many_arguments)] // the header's fields, each named by its caller
+    #[inline]
     pub(crate) fn with_layout(
-        storage: Storage,
+        holder: Holder,
         device: Device,
         numel: usize,
         offset: usize,
         sizes: Dims,
         strides: Dims,
         dtype: DType,
+        contiguous: bool,
     ) -> Tensor {
         Tensor {
-            inner: Arc::new(TensorInner {
-                keys: device.keys() | dtype.key_bit(),
+            inner: crate::storage::new_header(
+                device.keys() | dtype.key_bit(),
                 dtype,
                 device,
                 numel,
                 offset,
                 sizes,
                 strides,
-                storage,
-            }),
+                contiguous,
+                holder,
+            ),
         }
     }
 
@@ -135,25 +150,39 @@ impl Tensor {
 
     /// A CPU tensor of a full host buffer (from [`host_buffer`](crate::host_buffer)): how kernels
     /// return their output. Errors when the buffer's length does not fill `shape`.
+    #[inline(always)] // a small buffer's inline elements then move once, into the header
     pub fn from_host<T: Element>(
         buffer: HostVec<T>,
         shape: &[usize],
     ) -> Result<Tensor, DispatchError> {
         let numel = filled_by("Tensor::from_host", buffer.len(), shape, T::DTYPE)?;
         Ok(Tensor::contiguous_over(
-            Storage::from_host(buffer),
+            Holder::from_host(buffer),
             shape,
             numel,
             Device::Cpu,
         ))
     }
 
-    /// A CPU tensor copied from row-major `data`; errors when `data.len()` is not the product of
-    /// `shape` (or that product overflows), or memory runs out. `T` decides the dtype: note that
-    /// an unsuffixed float literal is an `f64` in Rust (`vec![1.0f32]` or `from_vec::<f32>` for
+    /// A CPU tensor of row-major `data`, which it takes over without a copy (its buffer is
+    /// freed when the last view of the tensor drops; it is not the caching allocator's, so
+    /// [`memory_stats`](crate::memory_stats) does not count it); errors when `data.len()` is not
+    /// the product of `shape` (or that product overflows). `T` decides the dtype: note that an
+    /// unsuffixed float literal is an `f64` in Rust (`vec![1.0f32]` or `from_vec::<f32>` for
     /// `f32`, the dtype of [`Tensor::vector`] and [`Tensor::scalar`]).
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor, DispatchError> {
-        Tensor::copied("Tensor::from_vec", &data, shape)
+        const OP: &str = "Tensor::from_vec";
+        let numel = filled_by(OP, data.len(), shape, T::DTYPE)?;
+        match HostVec::from_vec(data) {
+            Ok(buffer) => Ok(Tensor::contiguous_over(
+                Holder::from_host(buffer),
+                shape,
+                numel,
+                Device::Cpu,
+            )),
+            // No allocation to take over (an empty `Vec`): a block from the allocator.
+            Err(data) => Tensor::copied(OP, &data, shape),
+        }
     }
 
     /// A CPU tensor copied from row-major `data`; errors like [`Tensor::from_vec`].
@@ -235,7 +264,7 @@ impl Tensor {
             ));
         }
         Ok(Tensor::contiguous_over(
-            Storage::from_backend(Box::new(storage)),
+            Holder::from_backend(Box::new(storage)),
             shape,
             numel,
             device,
@@ -258,7 +287,7 @@ impl Tensor {
             ));
         }
         let numel = Tensor::checked_numel(OP, sizes, self.dtype())?;
-        let len = self.inner.storage.len();
+        let len = self.storage().len();
         let fits = numel == 0 && offset <= len
             || max_offset(sizes, strides)
                 .and_then(|reach| reach.checked_add(offset))
@@ -285,14 +314,16 @@ impl Tensor {
         sizes: Dims,
         strides: Dims,
     ) -> Tensor {
+        let contiguous = is_contiguous(&sizes, &strides);
         Tensor::with_layout(
-            self.inner.storage.clone(),
+            Holder::Of(self.storage().clone()),
             self.inner.device,
             numel,
             if numel == 0 { 0 } else { offset },
             sizes,
             strides,
             self.inner.dtype,
+            contiguous,
         )
     }
 
@@ -339,24 +370,26 @@ impl Tensor {
     }
 
     /// Whether the elements lie row-major without gaps from the storage offset on.
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
-        is_contiguous(&self.inner.sizes, &self.inner.strides)
+        self.inner.contiguous
     }
 
     /// The storage this tensor views (shared with its views).
+    #[inline]
     pub fn storage(&self) -> &Storage {
-        &self.inner.storage
+        Storage::of(&self.inner)
     }
 
     /// The version counter shared by every view of this storage: how many in-place writes it has
     /// seen.
     pub fn version(&self) -> u64 {
-        self.inner.storage.version()
+        self.storage().version()
     }
 
     /// Whether two tensors view one storage (a clone or a view, not an equal copy).
     pub fn same_storage(&self, other: &Tensor) -> bool {
-        self.inner.storage.same(&other.inner.storage)
+        self.storage().same(other.storage())
     }
 
     /// Whether two of this tensor's elements may share memory (an `expand`ed view, a stride of 0
@@ -389,7 +422,7 @@ impl Tensor {
 
     /// The storage of a non-CPU tensor, if it is of type `S`; backends use this in their kernels.
     pub fn backend_storage<S: BackendStorage>(&self) -> Option<&S> {
-        let storage: &dyn std::any::Any = self.inner.storage.backend()?;
+        let storage: &dyn std::any::Any = self.storage().backend()?;
         storage.downcast_ref::<S>()
     }
 

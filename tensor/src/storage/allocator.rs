@@ -211,8 +211,12 @@ pub(crate) fn cpu_allocate(op: &'static str, bytes: usize) -> Result<HostBlock, 
     }
 }
 
-/// Takes back a block a tensor no longer uses: cached within the limit, else freed.
+/// Takes back a block a tensor no longer uses: cached within the limit, else freed. An adopted
+/// block (a `Vec`'s buffer, see `HostBlock::from_vec`) was never counted here: it is freed.
 pub(crate) fn cpu_release(block: HostBlock) {
+    if !block.is_pooled() {
+        return;
+    }
     let limit = CPU.limit.load(Ordering::Relaxed);
     let mut state = CPU.lock();
     state.stats.allocated = state.stats.allocated.saturating_sub(block.bytes());

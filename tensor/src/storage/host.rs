@@ -7,8 +7,10 @@
 //! written as a valid value of its dtype.
 
 use std::alloc::{Layout, alloc, dealloc};
+use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
+use std::panic::RefUnwindSafe;
 use std::ptr::NonNull;
 
 use switchyard::DispatchError;
@@ -18,12 +20,17 @@ use crate::element::Element;
 /// Alignment of every host block: a cache line, and more than any element or SIMD load needs.
 pub const HOST_ALIGN: usize = 64;
 
-/// An owned, 64-byte-aligned allocation of `bytes` bytes (never zero: an empty request gets one
-/// cache line, so every block is a real allocation with a real address).
+/// An owned allocation of `bytes` bytes (never zero, so every block is a real allocation with a
+/// real address): either *pooled*, 64-byte aligned, from [`HostBlock::allocate`] (the caching
+/// allocator's blocks; an empty request gets one cache line), or *adopted*, the buffer of a
+/// `Vec<T>` a tensor took over ([`HostBlock::from_vec`]), aligned for `T`, which goes back to the
+/// system when the tensor drops.
 #[derive(Debug)]
 pub struct HostBlock {
     ptr: NonNull<u8>,
     bytes: usize,
+    /// `HOST_ALIGN` for a pooled block; `align_of::<T>()` (at most 8) for an adopted one.
+    align: usize,
 }
 
 // SAFETY: a block is an owned allocation like a `Box<[u8]>`; it holds no thread-bound state.
@@ -42,9 +49,39 @@ impl HostBlock {
         // SAFETY: `layout` has a non-zero size (at least `HOST_ALIGN`).
         let ptr = unsafe { alloc(layout) };
         match NonNull::new(ptr) {
-            Some(ptr) => Ok(HostBlock { ptr, bytes }),
+            Some(ptr) => Ok(HostBlock {
+                ptr,
+                bytes,
+                align: HOST_ALIGN,
+            }),
             None => Err(DispatchError::out_of_memory(op, bytes)),
         }
+    }
+
+    /// The buffer of `values` and their count, without a copy; `None` (and `values` back) when
+    /// it has no allocation (a capacity of 0).
+    pub(crate) fn from_vec<T: Element>(mut values: Vec<T>) -> Result<(HostBlock, usize), Vec<T>> {
+        // `as_mut_ptr` (not a slice) keeps the provenance of the whole buffer, for `dealloc`.
+        let ptr = match NonNull::new(values.as_mut_ptr()) {
+            Some(ptr) if values.capacity() != 0 => ptr.cast::<u8>(),
+            _ => return Err(values),
+        };
+        let (len, capacity) = (values.len(), values.capacity());
+        std::mem::forget(values);
+        // `Vec` allocated `capacity` elements (not zero-sized: every `Element` has a size) with
+        // the global allocator and the layout `Layout::array::<T>(capacity)`, as its docs
+        // promise; `drop` frees it with that layout.
+        let block = HostBlock {
+            ptr,
+            bytes: capacity * size_of::<T>(),
+            align: align_of::<T>(),
+        };
+        Ok((block, len))
+    }
+
+    /// Whether the block is the caching allocator's (pooled) rather than an adopted `Vec`'s.
+    pub(crate) fn is_pooled(&self) -> bool {
+        self.align == HOST_ALIGN
     }
 
     /// The block's size in bytes.
@@ -60,32 +97,124 @@ impl HostBlock {
 
 impl Drop for HostBlock {
     fn drop(&mut self) {
-        // SAFETY: `ptr` was allocated in `allocate` with exactly this layout (which was valid
-        // then, so it is now).
+        // SAFETY: `ptr` was allocated by the global allocator with exactly this layout (which
+        // was valid then, so it is now): in `allocate` with `HOST_ALIGN`, or by a `Vec<T>` with
+        // `Layout::array::<T>(capacity)`, whose size is `bytes` and alignment `align`
+        // (`from_vec`).
         unsafe {
             dealloc(
                 self.ptr.as_ptr(),
-                Layout::from_size_align_unchecked(self.bytes, HOST_ALIGN),
+                Layout::from_size_align_unchecked(self.bytes, self.align),
             )
         };
     }
 }
 
-/// A typed buffer on a host block: like a `Vec<T>` of fixed capacity whose first `len` elements
+/// Bytes of elements a tensor keeps in its own header rather than in a block: a small tensor is
+/// one heap allocation, with no trip to the caching allocator.
+pub(crate) const INLINE_BYTES: usize = 64;
+
+/// Elements kept in a tensor's header: [`INLINE_BYTES`] bytes, aligned for any element (8).
+/// Written through shared references (an in-place op's write guard), so in an `UnsafeCell`.
+pub(crate) struct InlineBytes(UnsafeCell<[MaybeUninit<u64>; INLINE_BYTES / 8]>);
+
+// SAFETY: plain bytes, owned; concurrent access is ruled by the storage's borrow guards (many
+// readers or one writer), as for a `HostBlock`.
+unsafe impl Send for InlineBytes {}
+// SAFETY: as for `HostBlock`: `&InlineBytes` only yields the address; reads and writes of the
+// bytes go through the storage's borrow guards, which exclude each other, or `&mut HostVec`.
+unsafe impl Sync for InlineBytes {}
+// Like a `HostBlock`'s bytes: a panic during a write leaves valid elements (every write stores a
+// whole valid value), so a caught panic cannot expose a broken invariant.
+impl RefUnwindSafe for InlineBytes {}
+
+impl InlineBytes {
+    pub(crate) fn new() -> InlineBytes {
+        InlineBytes(UnsafeCell::new([MaybeUninit::uninit(); INLINE_BYTES / 8]))
+    }
+
+    /// The bytes' address; writable (they are in an `UnsafeCell`).
+    pub(crate) fn as_ptr(&self) -> *mut u8 {
+        self.0.get().cast::<u8>()
+    }
+}
+
+impl std::fmt::Debug for InlineBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InlineBytes")
+    }
+}
+
+/// Where a host buffer's elements live.
+#[derive(Debug)]
+pub(crate) enum Bytes {
+    /// A block of the caching allocator, or an adopted `Vec`'s buffer.
+    Block(HostBlock),
+    /// At most [`INLINE_BYTES`], kept in the buffer (and then in the tensor's header).
+    Inline(InlineBytes),
+}
+
+impl Bytes {
+    /// The elements' address. Stable while `self` does not move (a block's never moves).
+    #[inline]
+    pub(crate) fn as_ptr(&self) -> *mut u8 {
+        match self {
+            Bytes::Block(block) => block.as_ptr(),
+            Bytes::Inline(inline) => inline.as_ptr(),
+        }
+    }
+
+    /// The size in bytes.
+    #[inline]
+    fn bytes(&self) -> usize {
+        match self {
+            Bytes::Block(block) => block.bytes(),
+            Bytes::Inline(_) => INLINE_BYTES,
+        }
+    }
+}
+
+/// A typed buffer on host memory: like a `Vec<T>` of fixed capacity whose first `len` elements
 /// are initialised. Kernels fill one (`push`, `extend_from_slice`, or `spare` + `set_len`) and turn
-/// it into a tensor.
+/// it into a tensor. Up to 64 bytes (`INLINE_BYTES`) its elements are kept inline (and then in
+/// the tensor's header); larger ones lie on a block from the caching allocator.
 #[derive(Debug)]
 pub struct HostVec<T: Element> {
-    block: HostBlock,
+    block: Bytes,
     len: usize,
     capacity: usize,
     _elements: PhantomData<T>,
 }
 
 impl<T: Element> HostVec<T> {
+    /// The elements of `values` in their own buffer, without a copy; `values` back when it has
+    /// no allocation.
+    pub(crate) fn from_vec(values: Vec<T>) -> Result<HostVec<T>, Vec<T>> {
+        let capacity = values.capacity();
+        let (block, len) = HostBlock::from_vec(values)?;
+        Ok(HostVec {
+            block: Bytes::Block(block),
+            len,
+            capacity,
+            _elements: PhantomData,
+        })
+    }
+
     /// An empty buffer with room for `capacity` elements on `block` (which is big enough: the
     /// allocator sized it).
     pub(crate) fn on(block: HostBlock, capacity: usize) -> HostVec<T> {
+        HostVec::in_bytes(Bytes::Block(block), capacity)
+    }
+
+    /// An empty buffer with room for `capacity` elements kept inline (at most [`INLINE_BYTES`]
+    /// of them).
+    #[inline]
+    pub(crate) fn inline(capacity: usize) -> HostVec<T> {
+        HostVec::in_bytes(Bytes::Inline(InlineBytes::new()), capacity)
+    }
+
+    #[inline]
+    fn in_bytes(block: Bytes, capacity: usize) -> HostVec<T> {
         assert!(
             capacity
                 .checked_mul(size_of::<T>())
@@ -154,7 +283,8 @@ impl<T: Element> HostVec<T> {
     /// The written elements.
     pub fn as_slice(&self) -> &[T] {
         // SAFETY: the first `len` elements are initialised (every path that raises `len` wrote
-        // them), the block is aligned for any element and holds `capacity ≥ len` of them.
+        // them), the bytes are aligned for any element (a pooled block to 64, an adopted `Vec`'s
+        // for its `T`, inline ones to 8) and hold `capacity ≥ len` of them.
         unsafe { std::slice::from_raw_parts(self.block.as_ptr().cast::<T>(), self.len) }
     }
 
@@ -189,8 +319,8 @@ impl<T: Element> HostVec<T> {
         self.len = len;
     }
 
-    /// The block, for the storage that now owns the elements.
-    pub(crate) fn into_block(self) -> (HostBlock, usize) {
+    /// The bytes, for the storage that now owns the elements.
+    pub(crate) fn into_block(self) -> (Bytes, usize) {
         (self.block, self.len)
     }
 }

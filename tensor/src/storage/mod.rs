@@ -1,9 +1,14 @@
 //! Storage: the memory a tensor and all its views share, with its version counter.
 //!
 //! A CPU storage is a host block holding `len` elements of one dtype; any other device's is a
-//! [`BackendStorage`]. Views (slices, transposes, expansions) share one storage through an `Arc`,
-//! so writes through one are seen by all, and so is the *version counter*, which every in-place
-//! write bumps.
+//! [`BackendStorage`]. Views (slices, transposes, expansions) share one storage, so writes
+//! through one are seen by all, and so is the *version counter*, which every in-place write
+//! bumps.
+//!
+//! **Where a storage lives.** In the header of the tensor that created it: one allocation holds
+//! a new tensor's header, shape and storage (its data comes from the allocator). A view's header
+//! holds a [`Storage`] handle, a reference count on that first header, so the storage lives as
+//! long as any tensor that views it.
 //!
 //! **Borrows.** Reading host memory while another handle writes it would be a data race. Every
 //! access to a CPU storage's elements holds a borrow: any number of readers, or one writer. A
@@ -23,7 +28,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use switchyard::{DType, DispatchError};
 
 use crate::element::Element;
-use host::{HostBlock, HostVec};
+use crate::tensor::TensorInner;
+use host::{Bytes, HostVec, InlineBytes};
 
 /// Data held by a backend other than the CPU (a GPU buffer, a downstream device's memory).
 ///
@@ -52,14 +58,15 @@ pub trait BackendStorage: Any + Send + Sync + UnwindSafe + RefUnwindSafe + fmt::
 }
 
 enum Data {
-    Host(Option<HostBlock>),
+    Host(Bytes),
     Backend(Box<dyn BackendStorage>),
 }
 
 /// The writer's bit in `borrows`; the bits below count readers.
 const WRITER: usize = 1 << (usize::BITS - 1);
 
-struct StorageImpl {
+/// A storage itself: inside the header of the tensor that created it (see the module docs).
+pub(crate) struct StorageImpl {
     data: Data,
     dtype: DType,
     /// Elements held.
@@ -70,79 +77,140 @@ struct StorageImpl {
 
 impl Drop for StorageImpl {
     fn drop(&mut self) {
-        if let Data::Host(block) = &mut self.data
-            && let Some(block) = block.take()
+        if let Data::Host(bytes @ Bytes::Block(_)) = &mut self.data
+            && let Bytes::Block(block) = std::mem::replace(bytes, Bytes::Inline(InlineBytes::new()))
         {
             allocator::cpu_release(block);
         }
     }
 }
 
-/// One allocation shared by a tensor and its views. Cheap to clone.
-#[derive(Clone)]
-pub struct Storage(Arc<StorageImpl>);
-
-impl fmt::Debug for Storage {
+impl fmt::Debug for StorageImpl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let place = match &self.0.data {
+        let place = match &self.data {
             Data::Host(_) => "host",
             Data::Backend(_) => "backend",
         };
         write!(
             f,
             "Storage({} {} on {place}, version {})",
-            self.0.len,
-            self.0.dtype,
-            self.version()
+            self.len,
+            self.dtype,
+            self.version.load(Ordering::Acquire)
         )
     }
 }
 
-impl Storage {
-    /// The storage of a full host buffer.
-    pub(crate) fn from_host<T: Element>(buffer: HostVec<T>) -> Storage {
+/// What a tensor's header holds: its own storage (a tensor made from data), or a handle to the
+/// storage of the tensor it views.
+#[derive(Debug)]
+pub(crate) enum Holder {
+    Own(StorageImpl),
+    Of(Storage),
+}
+
+/// The memory shared by a tensor and its views: a handle on the header that holds it. Cheap to
+/// clone.
+///
+/// **Invariant:** the header's holder is `Holder::Own` (a view's handle is its base's, never a
+/// view of a view), so reaching the storage is one step.
+#[derive(Clone)]
+#[repr(transparent)]
+pub struct Storage(Arc<TensorInner>);
+
+impl fmt::Debug for Storage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.imp(), f)
+    }
+}
+
+impl Holder {
+    /// A storage of a full host buffer.
+    pub(crate) fn from_host<T: Element>(buffer: HostVec<T>) -> Holder {
         let (block, len) = buffer.into_block();
-        Storage::new(Data::Host(Some(block)), T::DTYPE, len)
+        Holder::new(Data::Host(block), T::DTYPE, len)
     }
 
-    pub(crate) fn from_backend(storage: Box<dyn BackendStorage>) -> Storage {
+    pub(crate) fn from_backend(storage: Box<dyn BackendStorage>) -> Holder {
         let (dtype, len) = (storage.dtype(), storage.len());
-        Storage::new(Data::Backend(storage), dtype, len)
+        Holder::new(Data::Backend(storage), dtype, len)
     }
 
-    fn new(data: Data, dtype: DType, len: usize) -> Storage {
-        Storage(Arc::new(StorageImpl {
+    fn new(data: Data, dtype: DType, len: usize) -> Holder {
+        Holder::Own(StorageImpl {
             data,
             dtype,
             len,
             version: AtomicU64::new(0),
             borrows: AtomicUsize::new(0),
-        }))
+        })
+    }
+
+    /// The storage's length and dtype.
+    pub(crate) fn len_and_dtype(&self) -> (usize, DType) {
+        let imp = self.imp();
+        (imp.len, imp.dtype)
+    }
+
+    /// The storage this holder holds or refers to.
+    #[inline]
+    fn imp(&self) -> &StorageImpl {
+        let mut holder = self;
+        // One step by the invariant of `Storage`; a loop rather than a panic were it ever more.
+        loop {
+            match holder {
+                Holder::Own(imp) => return imp,
+                Holder::Of(storage) => holder = &storage.0.holder,
+            }
+        }
+    }
+}
+
+impl Storage {
+    /// The storage of the tensor whose header is `header`: `header` itself when it holds its
+    /// own storage, else the handle it holds.
+    #[inline]
+    pub(crate) fn of(header: &Arc<TensorInner>) -> &Storage {
+        match &header.holder {
+            Holder::Own(_) => {
+                let handle: *const Arc<TensorInner> = header;
+                // SAFETY: `Storage` is `repr(transparent)` over `Arc<TensorInner>`, so a reference
+                // to one is a valid reference to the other, for the same lifetime; the header
+                // holds its own storage, which is `Storage`'s invariant.
+                unsafe { &*handle.cast::<Storage>() }
+            }
+            Holder::Of(storage) => storage,
+        }
+    }
+
+    #[inline]
+    fn imp(&self) -> &StorageImpl {
+        self.0.holder.imp()
     }
 
     /// Elements held.
     pub fn len(&self) -> usize {
-        self.0.len
+        self.imp().len
     }
 
     /// Whether no element is held.
     pub fn is_empty(&self) -> bool {
-        self.0.len == 0
+        self.imp().len == 0
     }
 
     /// The element type.
     pub fn dtype(&self) -> DType {
-        self.0.dtype
+        self.imp().dtype
     }
 
     /// The version counter: how many in-place writes this storage has seen.
     pub fn version(&self) -> u64 {
-        self.0.version.load(Ordering::Acquire)
+        self.imp().version.load(Ordering::Acquire)
     }
 
     /// Counts one in-place write that did not go through a host write guard (a device kernel's).
     pub fn bump_version(&self) {
-        self.0.version.fetch_add(1, Ordering::AcqRel);
+        self.imp().version.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Whether two handles share this storage.
@@ -151,7 +219,7 @@ impl Storage {
     }
 
     pub(crate) fn backend(&self) -> Option<&dyn BackendStorage> {
-        match &self.0.data {
+        match &self.imp().data {
             Data::Backend(storage) => Some(&**storage),
             Data::Host(_) => None,
         }
@@ -159,14 +227,16 @@ impl Storage {
 
     /// Reads the host elements as `T`: a guard, or an error naming `op` when the storage is not
     /// host memory of `T`'s dtype or a writer holds it.
+    #[inline]
     pub(crate) fn read<T: Element>(
         &self,
         op: &'static str,
     ) -> Result<ReadGuard<'_, T>, DispatchError> {
-        let block = self.host_block::<T>(op)?;
-        let previous = self.0.borrows.fetch_add(1, Ordering::Acquire);
+        let imp = self.imp();
+        let block = imp.host_block::<T>(op)?;
+        let previous = imp.borrows.fetch_add(1, Ordering::Acquire);
         if previous & WRITER != 0 {
-            self.0.borrows.fetch_sub(1, Ordering::Release);
+            imp.borrows.fetch_sub(1, Ordering::Release);
             return Err(DispatchError::kernel(
                 op,
                 "a tensor's storage is being written (an in-place op on another thread, or a \
@@ -174,7 +244,7 @@ impl Storage {
             ));
         }
         Ok(ReadGuard {
-            storage: self,
+            storage: imp,
             ptr: block.as_ptr().cast::<T>(),
             _elements: PhantomData,
         })
@@ -186,9 +256,9 @@ impl Storage {
         &self,
         op: &'static str,
     ) -> Result<WriteGuard<'_, T>, DispatchError> {
-        let block = self.host_block::<T>(op)?;
-        if self
-            .0
+        let imp = self.imp();
+        let block = imp.host_block::<T>(op)?;
+        if imp
             .borrows
             .compare_exchange(0, WRITER, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
@@ -199,24 +269,27 @@ impl Storage {
                  thread, or a slice of it alive on this one)",
             ));
         }
-        self.0.version.fetch_add(1, Ordering::AcqRel);
+        imp.version.fetch_add(1, Ordering::AcqRel);
         Ok(WriteGuard {
-            storage: self,
+            storage: imp,
             ptr: block.as_ptr().cast::<T>(),
             _elements: PhantomData,
         })
     }
+}
 
-    fn host_block<T: Element>(&self, op: &'static str) -> Result<&HostBlock, DispatchError> {
-        if T::DTYPE != self.0.dtype {
+impl StorageImpl {
+    #[inline]
+    fn host_block<T: Element>(&self, op: &'static str) -> Result<&Bytes, DispatchError> {
+        if T::DTYPE != self.dtype {
             return Err(DispatchError::kernel(
                 op,
-                format!("a tensor of {} read as {}", self.0.dtype, T::DTYPE),
+                format!("a tensor of {} read as {}", self.dtype, T::DTYPE),
             ));
         }
-        match &self.0.data {
-            Data::Host(Some(block)) => Ok(block),
-            _ => Err(DispatchError::kernel(
+        match &self.data {
+            Data::Host(bytes) => Ok(bytes),
+            Data::Backend(_) => Err(DispatchError::kernel(
                 op,
                 "host memory was asked of a tensor held by a device backend",
             )),
@@ -226,7 +299,7 @@ impl Storage {
 
 /// Shared access to a host storage's elements; the storage's readers count includes it.
 pub struct ReadGuard<'s, T: Element> {
-    storage: &'s Storage,
+    storage: &'s StorageImpl,
     ptr: *const T,
     _elements: PhantomData<&'s [T]>,
 }
@@ -235,16 +308,17 @@ impl<T: Element> ReadGuard<'_, T> {
     /// Every element of the storage.
     #[inline]
     pub fn as_slice(&self) -> &[T] {
-        // SAFETY: the block holds `len` initialised elements of `T` (a storage is built only from
-        // a full `HostVec<T>`, and writes store valid `T`s); it is aligned for `T`; the reader
+        // SAFETY: the bytes (a block, or inline in the storage, which does not move while this
+        // guard borrows it) hold `len` initialised elements of `T` (a storage is built only from
+        // a full `HostVec<T>`, and writes store valid `T`s); they are aligned for `T`; the reader
         // count excludes every writer while this guard lives, so nothing mutates them.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.storage.0.len) }
+        unsafe { std::slice::from_raw_parts(self.ptr, self.storage.len) }
     }
 }
 
 impl<T: Element> Drop for ReadGuard<'_, T> {
     fn drop(&mut self) {
-        self.storage.0.borrows.fetch_sub(1, Ordering::Release);
+        self.storage.borrows.fetch_sub(1, Ordering::Release);
     }
 }
 
@@ -258,7 +332,7 @@ impl<T: Element> fmt::Debug for ReadGuard<'_, T> {
 
 /// Exclusive access to a host storage's elements: no other borrow is alive.
 pub struct WriteGuard<'s, T: Element> {
-    storage: &'s Storage,
+    storage: &'s StorageImpl,
     ptr: *mut T,
     _elements: PhantomData<&'s mut [T]>,
 }
@@ -267,15 +341,17 @@ impl<T: Element> WriteGuard<'_, T> {
     /// Every element of the storage.
     #[inline]
     pub fn as_mut_slice(&mut self) -> &mut [T] {
-        // SAFETY: as in `ReadGuard::as_slice`; the writer bit excludes every other borrow while
-        // this guard lives, and `&mut self` makes this slice the only one from it.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.storage.0.len) }
+        // SAFETY: as in `ReadGuard::as_slice` (inline bytes are in an `UnsafeCell`, so writing
+        // them through a pointer taken from a shared borrow is allowed); the writer bit excludes
+        // every other borrow while this guard lives, and `&mut self` makes this slice the only
+        // one from it.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.storage.len) }
     }
 }
 
 impl<T: Element> Drop for WriteGuard<'_, T> {
     fn drop(&mut self) {
-        self.storage.0.borrows.fetch_sub(WRITER, Ordering::Release);
+        self.storage.borrows.fetch_sub(WRITER, Ordering::Release);
     }
 }
 
@@ -287,8 +363,52 @@ impl<T: Element> fmt::Debug for WriteGuard<'_, T> {
     }
 }
 
-/// A fresh host buffer with room for `len` elements of `T`, from the CPU's caching allocator;
-/// errors (never aborts) when the size overflows or memory runs out.
+/// A tensor's header in a new `Arc`, each field written where it will live. (`Arc::new(header)`
+/// builds the ~270 bytes on the stack and copies them with a `memcpy` call whose wide loads stall
+/// on the narrow stores that just wrote them: a quarter of the time of making a 1-element tensor.)
+#[allow(clippy::too_many_arguments)] // the header's fields
+#[inline(always)]
+pub(crate) fn new_header(
+    keys: switchyard::DispatchKeySet,
+    dtype: DType,
+    device: crate::Device,
+    numel: usize,
+    offset: usize,
+    sizes: crate::shape::Dims,
+    strides: crate::shape::Dims,
+    contiguous: bool,
+    holder: Holder,
+) -> Arc<TensorInner> {
+    // A raw pointer into a new `Arc` of which this is the only handle (`Arc::get_mut` would
+    // prove that with an atomic compare-exchange on the weak count, which costs more here than
+    // the writes).
+    let header = Arc::into_raw(Arc::<TensorInner>::new_uninit())
+        .cast_mut()
+        .cast::<TensorInner>();
+    // SAFETY: `header` points to the uninitialised, properly aligned value of an `Arc` no other
+    // handle or reference sees (just made; `into_raw` keeps the allocation's provenance, so
+    // writing through it is allowed). Each write goes to one field's place (`&raw mut`, no
+    // reference to uninitialised memory), and together they initialise every field; then
+    // `from_raw` takes back the pointer `into_raw` gave, as an `Arc` of a type of the same size
+    // and alignment (`MaybeUninit<T>` has `T`'s), as its docs allow.
+    unsafe {
+        (&raw mut (*header).keys).write(keys);
+        (&raw mut (*header).dtype).write(dtype);
+        (&raw mut (*header).device).write(device);
+        (&raw mut (*header).numel).write(numel);
+        (&raw mut (*header).offset).write(offset);
+        (&raw mut (*header).sizes).write(sizes);
+        (&raw mut (*header).strides).write(strides);
+        (&raw mut (*header).contiguous).write(contiguous);
+        (&raw mut (*header).holder).write(holder);
+        Arc::from_raw(header)
+    }
+}
+
+/// A fresh host buffer with room for `len` elements of `T`: kept inline up to `INLINE_BYTES` (64
+/// bytes, a cache line; the tensor made of it keeps them in its header), else from the CPU's
+/// caching allocator; errors (never aborts) when the size overflows or memory runs out.
+#[inline] // so that a small buffer is built in the kernel's frame, not copied out of this one
 pub fn host_buffer<T: Element>(op: &'static str, len: usize) -> Result<HostVec<T>, DispatchError> {
     let bytes = len
         .checked_mul(size_of::<T>())
@@ -300,6 +420,92 @@ pub fn host_buffer<T: Element>(op: &'static str, len: usize) -> Result<HostVec<T
                 format!("{len} elements of {} exceed isize::MAX bytes", T::DTYPE),
             )
         })?;
+    if bytes <= host::INLINE_BYTES {
+        return Ok(HostVec::inline(len));
+    }
     let block = allocator::cpu_allocate(op, bytes)?;
     Ok(HostVec::on(block, len))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Device, Tensor, memory_stats};
+
+    #[test]
+    fn views_share_the_storage_in_their_base_header_and_outlive_it() {
+        let base = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
+        let view = base.as_strided(&[2], &[1], 2).unwrap();
+        let view_of_view = view.as_strided(&[1], &[1], 3).unwrap();
+        assert!(base.same_storage(&view) && view.same_storage(&view_of_view));
+        assert!(base.storage().same(view_of_view.storage()));
+        assert!(view.is_contiguous() && !view.same(&base));
+        // A write through the innermost view counts one version for all of them.
+        view_of_view.host_mut::<f32>("test").unwrap().parts().0[3] = 9.0;
+        assert_eq!((base.version(), view.version()), (1, 1));
+        drop(base);
+        assert_eq!(view.to_vec::<f32>(), vec![3.0, 9.0]);
+        drop(view);
+        assert_eq!(view_of_view.to_vec::<f32>(), vec![9.0]);
+        assert_eq!(view_of_view.storage().len(), 4);
+    }
+
+    #[test]
+    fn from_vec_takes_the_buffer_of_its_vec() {
+        let mut values = Vec::with_capacity(10);
+        values.extend([1.0f64, 2.0, 3.0]);
+        let address = values.as_ptr();
+        let t = Tensor::from_vec(values, &[3]).unwrap();
+        assert_eq!(t.as_slice::<f64>().unwrap().as_ptr(), address);
+        assert_eq!(t.storage().len(), 3);
+        let view = t.as_strided(&[2], &[2], 0).unwrap();
+        drop(t);
+        assert_eq!(view.to_vec::<f64>(), vec![1.0, 3.0]);
+        // Nothing to take over: an empty `Vec`, with or without capacity.
+        for values in [Vec::new(), Vec::with_capacity(4)] {
+            let t = Tensor::from_vec::<i32>(values, &[0, 2]).unwrap();
+            assert_eq!(t.numel(), 0);
+        }
+        let err = Tensor::from_vec(vec![1u8, 2], &[3])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("2 values cannot fill shape [3]"), "{err}");
+    }
+
+    #[test]
+    fn small_tensors_keep_their_elements_inline_under_the_same_guards() {
+        // 3 × 8 bytes: inline, in the header.
+        let base = Tensor::from_fn(&[3], |i| i as i64);
+        let view = base.as_strided(&[2], &[1], 1).unwrap();
+        {
+            let read = view.host::<i64>("test").unwrap();
+            let err = base.host_mut::<i64>("test").unwrap_err().to_string();
+            assert!(err.contains("while its storage is borrowed"), "{err}");
+            assert_eq!(read.iter().collect::<Vec<_>>(), vec![1, 2]);
+        }
+        view.host_mut::<i64>("test").unwrap().contiguous().unwrap()[1] = 7;
+        assert_eq!(base.version(), 1);
+        drop(base);
+        // Readers on several threads at once, then a writer.
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| assert_eq!(view.to_vec::<i64>(), vec![1, 7]));
+            }
+        });
+        view.host_mut::<i64>("test").unwrap().contiguous().unwrap()[0] = -1;
+        assert_eq!(view.to_vec::<i64>(), vec![-1, 7]);
+        assert_eq!(Tensor::from_fn(&[0], |_| 0u8).numel(), 0);
+    }
+
+    #[test]
+    fn pooled_blocks_are_counted_while_alive() {
+        // An unusual size, so that a cached block of other tests is unlikely to serve it; other
+        // tests run at the same time, so only lower bounds are certain.
+        let n = (3 << 20) / 4 + 17;
+        let before = memory_stats(Device::Cpu).unwrap();
+        let t = Tensor::from_fn(&[n], |i| i as f32);
+        let during = memory_stats(Device::Cpu).unwrap();
+        assert!(during.allocations > before.allocations);
+        assert!(during.allocated >= 4 * n && during.peak >= during.allocated);
+        drop(t);
+    }
 }

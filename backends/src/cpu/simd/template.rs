@@ -18,23 +18,30 @@ use switchyard::{DType, Result, Tensor};
 /// elements whose index is `p` modulo `BLOCK`, in order, whatever the instruction set.
 pub(crate) const BLOCK: usize = 16;
 
-/// `f` of each `N` elements of `x`: a one-operand elementwise kernel. A non-contiguous operand
-/// takes `naive`, the op's naive kernel. (Other dtypes never arrive through dispatch: the
-/// kernels declare `dtypes = "f32"`, so the op's table sends them to the naive backend. The
-/// check stays, for direct calls.)
+/// `f` of each `N` elements of `x`: a one-operand elementwise kernel. The last `len % N`
+/// elements take `scalar`, the op's scalar twin, where it has one (an op whose vector result
+/// differs from its scalar one, `exp`, passes `None` and takes `f` on a zero-padded vector).
+/// A non-contiguous operand takes `naive`, the op's naive kernel. (Other dtypes never arrive
+/// through dispatch: the kernels declare `dtypes = "f32"`, so the op's table sends them to the
+/// naive backend. The check stays, for direct calls.)
 #[inline(always)]
 pub(crate) fn map<const N: usize>(
     op: &'static str,
     x: &Tensor,
     naive: fn(&Tensor) -> Result<Tensor>,
     f: impl Fn(&[f32; N]) -> [f32; N],
+    scalar: Option<fn(f32) -> f32>,
 ) -> Result<Tensor> {
     let Some(view) = contiguous_f32(op, x)? else {
         return naive(x);
     };
     let xs = view.contiguous().unwrap_or_default();
     let (chunks, tail) = xs.as_chunks::<N>();
-    let out = collect(op, xs.len(), chunks.iter().map(&f), || f(&padded(tail)))?;
+    let chunks = chunks.iter().map(&f);
+    let out = match scalar {
+        Some(scalar) => collect(op, xs.len(), chunks, || tail.iter().map(|&a| scalar(a))),
+        None => collect(op, xs.len(), chunks, || f(&padded(tail))),
+    }?;
     Tensor::from_host(out, x.shape())
 }
 
@@ -51,6 +58,8 @@ pub(crate) fn contiguous_f32<'t>(
 }
 
 /// `f` of each `N` elements of `x` and the same `N` of `y`: a two-operand elementwise kernel.
+/// The last `len % N` elements take `scalar`, the op's scalar twin (the same IEEE operation), so
+/// a short tensor is never copied into a padded vector.
 #[inline(always)]
 pub(crate) fn zip<const N: usize>(
     op: &'static str,
@@ -58,12 +67,15 @@ pub(crate) fn zip<const N: usize>(
     y: &Tensor,
     naive: fn(&Tensor, &Tensor) -> Result<Tensor>,
     f: impl Fn(&[f32; N], &[f32; N]) -> [f32; N],
+    scalar: fn(f32, f32) -> f32,
 ) -> Result<Tensor> {
     // The fast path: two contiguous `f32` operands of one shape, so of one length (a tensor
     // holds exactly its shape's element count): the chunks of `x` and `y` pair up to the last.
     // Anything else (views, broadcasting; other dtypes on a direct call) takes `naive`, the op's
     // naive kernel.
-    if x.shape() != y.shape() {
+    let (xshape, yshape) = (x.shape(), y.shape());
+    // Element by element: for a shape this short, cheaper than the `memcmp` call of `!=`.
+    if xshape.len() != yshape.len() || xshape.iter().zip(yshape).any(|(a, b)| a != b) {
         return naive(x, y);
     }
     let (Some(xv), Some(yv)) = (contiguous_f32(op, x)?, contiguous_f32(op, y)?) else {
@@ -75,20 +87,21 @@ pub(crate) fn zip<const N: usize>(
     );
     let ((xc, xt), (yc, yt)) = (xs.as_chunks::<N>(), ys.as_chunks::<N>());
     let chunks = xc.iter().zip(yc).map(|(a, b)| f(a, b));
-    let out = collect(op, xs.len(), chunks, || f(&padded(xt), &padded(yt)))?;
+    let tail = || xt.iter().zip(yt).map(|(&a, &b)| scalar(a, b));
+    let out = collect(op, xs.len(), chunks, tail)?;
     Tensor::from_host(out, x.shape())
 }
 
-/// A new buffer of `len` elements, `N` from each of `chunks` and the last `len % N` from the
-/// first lanes of `tail()`; it is never zero-filled first. (Were `chunks` short, the buffer would
+/// A new buffer of `len` elements, `N` from each of `chunks` and the last `len % N` from
+/// `tail()`; it is never zero-filled first. (Were `chunks` or `tail()` short, the buffer would
 /// stop where they do, and the tensor made of it would fail its shape check.)
 #[allow(unsafe_code)] // the `set_len` of the output, over the elements written
 #[inline(always)]
-fn collect<const N: usize>(
+fn collect<const N: usize, T: IntoIterator<Item = f32>>(
     op: &'static str,
     len: usize,
     chunks: impl Iterator<Item = [f32; N]>,
-    tail: impl FnOnce() -> [f32; N],
+    tail: impl FnOnce() -> T,
 ) -> Result<switchyard::HostVec<f32>> {
     let mut out = switchyard::host_buffer::<f32>(op, len)?;
     let (full, rest) = out.spare()[..len].as_chunks_mut::<N>();
@@ -102,13 +115,13 @@ fn collect<const N: usize>(
     if written == len - rest.len() {
         for (slot, value) in rest.iter_mut().zip(tail()) {
             slot.write(value);
+            written += 1;
         }
-        written = len;
     }
     // SAFETY: the first `written` elements are initialised: the loops above wrote each chunk of
-    // `full` they counted, in order from the start, and `rest` (whose every slot got one of
-    // `tail`'s `N > rest.len()` values) only right after all of `full`. `written <= len <=
-    // capacity` (`host_buffer`'s promise; the `[..len]` above checked it).
+    // `full` they counted, in order from the start, then (only right after all of `full`) each
+    // slot of `rest` they counted, in order. `written <= len <= capacity` (`host_buffer`'s
+    // promise; the `[..len]` above checked it).
     unsafe { out.set_len(written) };
     Ok(out)
 }
@@ -119,6 +132,31 @@ fn padded<const N: usize>(tail: &[f32]) -> [f32; N] {
     let mut lanes = [0.0; N];
     lanes[..tail.len()].copy_from_slice(tail);
     lanes
+}
+
+/// The scalar twins of the elementwise ops whose vector form is the same IEEE operation per lane
+/// (the naive kernels compute exactly these): the tails of the SIMD kernels.
+pub(crate) mod scalar {
+    pub(crate) fn add(a: f32, b: f32) -> f32 {
+        a + b
+    }
+    pub(crate) fn sub(a: f32, b: f32) -> f32 {
+        a - b
+    }
+    pub(crate) fn mul(a: f32, b: f32) -> f32 {
+        a * b
+    }
+    pub(crate) fn div(a: f32, b: f32) -> f32 {
+        a / b
+    }
+    /// The sign bit flipped, NaN included, as the vector `neg` does.
+    pub(crate) fn neg(a: f32) -> f32 {
+        -a
+    }
+    /// `0` where `a < 0`, else `a` (NaN and `-0.0` pass through), as the vector `relu` does.
+    pub(crate) fn relu(a: f32) -> f32 {
+        if a < 0.0 { 0.0 } else { a }
+    }
 }
 
 /// The sum of `xs` in `f64`: `add` adds each block of [`BLOCK`] elements to the partial sums
@@ -179,15 +217,18 @@ macro_rules! simd_kernels {
     };
     (@neg $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary neg neg_naive $name $cpu $needs
-            "`-x`: the sign bit flipped, NaN included, as scalar negation does.");
+            "`-x`: the sign bit flipped, NaN included, as scalar negation does.";
+            Some($crate::cpu::simd::template::scalar::neg));
     };
     (@relu $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary relu relu_naive $name $cpu $needs
-            "`max(x, 0)`, NaN kept.");
+            "`max(x, 0)`, NaN kept."; Some($crate::cpu::simd::template::scalar::relu));
     };
     (@exp $name:ident $cpu:tt $needs:tt) => {
+        // No scalar twin: the C library's `expf` may differ by 1 ulp from the vector `exp`, and
+        // every element of one tensor should get the same function.
         $crate::cpu::simd::template::simd_kernels!(@unary exp exp_naive $name $cpu $needs
-            "`e^x`, within 1 ulp of the naive kernel.");
+            "`e^x`, within 1 ulp of the naive kernel."; None);
     };
     (@sum $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@kernel sum $cpu $needs
@@ -221,17 +262,20 @@ macro_rules! simd_kernels {
                 y: &::switchyard::Tensor,
             ) -> ::switchyard::Result<::switchyard::Tensor> {
                 let naive = $crate::cpu::naive::$naive;
+                let scalar = $crate::cpu::simd::template::scalar::$op;
                 $crate::cpu::simd::template::zip(stringify!($op), x, y, naive, |a, b| {
                     store($op(load(a), load(b)))
-                })
+                }, scalar)
             }
         );
     };
-    (@unary $op:ident $naive:ident $name:ident $cpu:tt $needs:tt $doc:tt) => {
+    (@unary $op:ident $naive:ident $name:ident $cpu:tt $needs:tt $doc:tt; $scalar:expr) => {
         $crate::cpu::simd::template::simd_kernels!(@kernel $op $cpu $needs $doc;
             pub fn $name(x: &::switchyard::Tensor) -> ::switchyard::Result<::switchyard::Tensor> {
                 let naive = $crate::cpu::naive::$naive;
-                $crate::cpu::simd::template::map(stringify!($op), x, naive, |a| store($op(load(a))))
+                $crate::cpu::simd::template::map(
+                    stringify!($op), x, naive, |a| store($op(load(a))), $scalar,
+                )
             }
         );
     };
