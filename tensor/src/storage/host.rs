@@ -320,7 +320,21 @@ impl<T: Element> HostVec<T> {
     }
 
     /// The bytes, for the storage that now owns the elements.
-    pub(crate) fn into_block(self) -> (Bytes, usize) {
-        (self.block, self.len)
+    pub(crate) fn into_block(mut self) -> (Bytes, usize) {
+        // Leaves empty inline bytes behind, so that `drop` has no block to give back.
+        let block = std::mem::replace(&mut self.block, Bytes::Inline(InlineBytes::new()));
+        (block, self.len)
+    }
+}
+
+/// A buffer dropped before it became a tensor's (a kernel that failed after `host_buffer`)
+/// gives its block back to the caching allocator, which counted it as allocated.
+impl<T: Element> Drop for HostVec<T> {
+    fn drop(&mut self) {
+        if let Bytes::Block(block) =
+            std::mem::replace(&mut self.block, Bytes::Inline(InlineBytes::new()))
+        {
+            super::allocator::cpu_release(block);
+        }
     }
 }

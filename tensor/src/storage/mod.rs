@@ -379,6 +379,20 @@ pub(crate) fn new_header(
     contiguous: bool,
     holder: Holder,
 ) -> Arc<TensorInner> {
+    // Every field of the header is written below: adding a field to `TensorInner` without
+    // writing it here must not compile (it would leave it uninitialised), so this exhaustive
+    // pattern (no `..`) names them all.
+    const _: fn(&TensorInner) = |TensorInner {
+                                     keys: _,
+                                     dtype: _,
+                                     device: _,
+                                     numel: _,
+                                     offset: _,
+                                     sizes: _,
+                                     strides: _,
+                                     contiguous: _,
+                                     holder: _,
+                                 }| {};
     // A raw pointer into a new `Arc` of which this is the only handle (`Arc::get_mut` would
     // prove that with an atomic compare-exchange on the weak count, which costs more here than
     // the writes).
