@@ -9,8 +9,51 @@ use std::io::Write as _;
 
 pub mod readme_table;
 
+use switchyard::ops::{add, div, exp, mul, neg, relu, sub};
 use switchyard::{Device, DispatchKey, Tensor};
 use switchyard_backends as _; // links the CPU and wgpu kernels
+
+/// A two-operand elementwise op.
+pub type Binary = fn(&Tensor, &Tensor) -> Tensor;
+/// A one-operand elementwise op.
+pub type Unary = fn(&Tensor) -> Tensor;
+
+/// The elementwise binary ops, with what the GPU must match the naive CPU backend to (WGSL lets
+/// `f32` division be 2.5 ulp off).
+pub const BINARY: [(&str, Binary, Tolerance); 4] = [
+    ("add", add, Tolerance::Exact),
+    ("sub", sub, Tolerance::Exact),
+    ("mul", mul, Tolerance::Exact),
+    ("div", div, Tolerance::Ulps(3)),
+];
+
+/// The elementwise unary ops, likewise.
+pub const UNARY: [(&str, Unary, Tolerance); 3] = [
+    ("neg", neg, Tolerance::Exact),
+    ("relu", relu, Tolerance::Exact),
+    // Inputs stay within [-8, 8], where Vulkan's bound for `exp` is 3 + 2·8 ULP.
+    ("exp", exp, Tolerance::Ulps(19)),
+];
+
+/// The standard ops with a kernel of the wgpu backend's own (the others reach the GPU as
+/// composites or layouts over these).
+pub const WGPU_KERNEL_OPS: [&str; 15] = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "neg",
+    "relu",
+    "exp",
+    "sum",
+    "mean",
+    "matmul",
+    "full",
+    "contiguous",
+    "to",
+    "copy_",
+    "to_dtype",
+];
 
 /// A backend under test: the device its tensors live on.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -8,30 +8,14 @@ use switchyard::{
     DType, DTypeColumn, Device, DispatchKey, DispatchKeySet, ErrorKind, SlotOrigin, Tensor, find_op,
 };
 use switchyard_example_downstream::to_toy;
-use switchyard_tests_wgpu::gpu_or_skip;
+use switchyard_tests_wgpu::{WGPU_KERNEL_OPS, gpu_or_skip};
 
 /// Every standard op has a kernel at `Wgpu` in the `f32` column, and only there (the backend's
 /// kernels declare `dtypes = "f32"`), except `to`, `copy_` and `to_dtype`, which serve every
 /// column: they convert (a CPU source of `copy_`) or refuse other dtypes with their own error.
 #[test]
 fn every_standard_op_has_a_wgpu_kernel() {
-    for op in [
-        "add",
-        "sub",
-        "mul",
-        "div",
-        "neg",
-        "relu",
-        "exp",
-        "sum",
-        "mean",
-        "matmul",
-        "full",
-        "contiguous",
-        "to",
-        "copy_",
-        "to_dtype",
-    ] {
+    for op in WGPU_KERNEL_OPS {
         let handle = find_op(op).expect("a standard op");
         match handle.slot_in(DispatchKey::Wgpu, DTypeColumn::F32).unwrap() {
             SlotOrigin::Kernel(meta) => {

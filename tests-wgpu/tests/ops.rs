@@ -3,10 +3,12 @@
 //! workgroup size (256) and the reduction chunk (2048), and large ones (several reduction passes).
 
 use switchyard::ops::{
-    add, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, try_add, try_matmul, try_mul,
+    add, full, matmul, mean, mul, neg, relu, sub, sum, try_add, try_matmul, try_mul,
 };
 use switchyard::{DType, Device, ErrorKind, Tensor};
-use switchyard_tests_wgpu::{Backend, Tolerance, assert_matches, naive, tensor};
+use switchyard_tests_wgpu::{
+    BINARY, Backend, Tolerance, UNARY, Unary, assert_matches, naive, tensor,
+};
 
 const INF: f32 = f32::INFINITY;
 const NAN: f32 = f32::NAN;
@@ -42,23 +44,6 @@ fn shapes(len: usize) -> Vec<Vec<usize>> {
     }
     shapes
 }
-
-type Binary = fn(&Tensor, &Tensor) -> Tensor;
-type Unary = fn(&Tensor) -> Tensor;
-
-const BINARY: [(&str, Binary, Tolerance); 4] = [
-    ("add", add, Tolerance::Exact),
-    ("sub", sub, Tolerance::Exact),
-    ("mul", mul, Tolerance::Exact),
-    ("div", div, Tolerance::Ulps(3)),
-];
-
-const UNARY: [(&str, Unary, Tolerance); 3] = [
-    ("neg", neg, Tolerance::Exact),
-    ("relu", relu, Tolerance::Exact),
-    // Inputs stay within [-8, 8], where Vulkan's bound for `exp` is 3 + 2·8 ULP.
-    ("exp", exp, Tolerance::Ulps(19)),
-];
 
 fn binary_ops(backend: Backend) {
     for (i, &len) in SIZES.iter().enumerate() {

@@ -5,28 +5,11 @@
 //! layout.
 
 use switchyard::ops::{
-    add, contiguous, div, exp, expand, matmul, mean, mul, narrow, neg, permute, relu, select,
-    slice, sub, sum, transpose, try_add, try_full, try_mul, try_neg, try_to,
+    add, contiguous, expand, matmul, mean, mul, narrow, neg, permute, relu, select, slice, sum,
+    transpose, try_add, try_full, try_mul, try_neg, try_to,
 };
 use switchyard::{DType, Device, ErrorKind, Tensor};
-use switchyard_tests_wgpu::{Tolerance, assert_matches, gpu_or_skip, naive, tensor};
-
-type Binary = fn(&Tensor, &Tensor) -> Tensor;
-type Unary = fn(&Tensor) -> Tensor;
-
-const BINARY: [(&str, Binary, Tolerance); 4] = [
-    ("add", add, Tolerance::Exact),
-    ("sub", sub, Tolerance::Exact),
-    ("mul", mul, Tolerance::Exact),
-    ("div", div, Tolerance::Ulps(3)),
-];
-
-const UNARY: [(&str, Unary, Tolerance); 3] = [
-    ("neg", neg, Tolerance::Exact),
-    ("relu", relu, Tolerance::Exact),
-    // Inputs stay within [-8, 8], where Vulkan's bound for `exp` is 3 + 2·8 ULP.
-    ("exp", exp, Tolerance::Ulps(19)),
-];
+use switchyard_tests_wgpu::{BINARY, Tolerance, UNARY, assert_matches, gpu_or_skip, naive, tensor};
 
 fn gpu(x: &Tensor) -> Tensor {
     x.to(Device::Wgpu)
