@@ -340,8 +340,7 @@ fn copy_naive(dst: &mut Tensor, src: &Tensor) -> Result<()> {
     } else {
         try_to(src, Device::Cpu)?
     };
-    // The shape check first, so that a refused call copies nothing.
-    rules::copy_source(OP, dst, &src)?;
+    let src = rules::copy_source(OP, dst, &src)?;
     // A source in the destination's storage is read in full first: reading and writing one
     // storage at once is refused by its borrow guard, and an overlap would read written values.
     let src = if src.same_storage(dst) {
@@ -349,7 +348,6 @@ fn copy_naive(dst: &mut Tensor, src: &Tensor) -> Result<()> {
     } else {
         src
     };
-    let src = rules::copy_source(OP, dst, &src)?;
     with_element!(dst.dtype(), T => with_element!(src.dtype(), S => {
         write_converted::<S, T>(OP, dst, &src)
     }))

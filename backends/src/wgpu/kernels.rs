@@ -38,7 +38,8 @@ fn served(op: &'static str, inputs: &[&Tensor]) -> Result<()> {
             return Err(DispatchError::kernel(
                 op,
                 format!(
-                    "the wgpu backend serves f32 tensors only (not yet other dtypes); got {}                      with shape {:?}: convert with `to_dtype(DType::F32)`, or compute on the CPU",
+                    "the wgpu backend serves f32 tensors only (not yet other dtypes); got {} \
+                     with shape {:?}: convert with `to_dtype(DType::F32)`, or compute on the CPU",
                     x.dtype(),
                     x.shape()
                 ),
@@ -372,13 +373,12 @@ fn copy_wgpu(dst: &mut Tensor, src: &Tensor) -> Result<()> {
         _ if src.dtype() == DType::F32 => try_to(src, Device::Wgpu)?,
         _ => try_to(&try_to_dtype(src, DType::F32)?, Device::Wgpu)?,
     };
-    rules::copy_source(OP, dst, &src)?;
+    let src = rules::copy_source(OP, dst, &src)?;
     let src = if src.same_storage(dst) {
-        elementwise(OP, Kernel::CopyStrided, &[&src], src.shape(), 0.0)?
+        elementwise(OP, Kernel::CopyStrided, &[&src], dst.shape(), 0.0)?
     } else {
         src
     };
-    let src = rules::copy_source(OP, dst, &src)?;
     let len = dst.numel();
     if len > 0 {
         let gpu = context(OP)?;
