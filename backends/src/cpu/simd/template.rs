@@ -58,8 +58,8 @@ pub(crate) fn contiguous_f32<'t>(
 }
 
 /// `f` of each `N` elements of `x` and the same `N` of `y`: a two-operand elementwise kernel.
-/// The last `len % N` elements take `scalar`, the op's scalar twin (the same IEEE operation), so
-/// a short tensor is never copied into a padded vector.
+/// The last `len % N` elements take `scalar`, the naive kernel's arithmetic for the op (the same
+/// IEEE operation), so a short tensor is never copied into a padded vector.
 #[inline(always)]
 pub(crate) fn zip<const N: usize>(
     op: &'static str,
@@ -134,31 +134,6 @@ fn padded<const N: usize>(tail: &[f32]) -> [f32; N] {
     lanes
 }
 
-/// The scalar twins of the elementwise ops whose vector form is the same IEEE operation per lane
-/// (the naive kernels compute exactly these): the tails of the SIMD kernels.
-pub(crate) mod scalar {
-    pub(crate) fn add(a: f32, b: f32) -> f32 {
-        a + b
-    }
-    pub(crate) fn sub(a: f32, b: f32) -> f32 {
-        a - b
-    }
-    pub(crate) fn mul(a: f32, b: f32) -> f32 {
-        a * b
-    }
-    pub(crate) fn div(a: f32, b: f32) -> f32 {
-        a / b
-    }
-    /// The sign bit flipped, NaN included, as the vector `neg` does.
-    pub(crate) fn neg(a: f32) -> f32 {
-        -a
-    }
-    /// `0` where `a < 0`, else `a` (NaN and `-0.0` pass through), as the vector `relu` does.
-    pub(crate) fn relu(a: f32) -> f32 {
-        if a < 0.0 { 0.0 } else { a }
-    }
-}
-
 /// The sum of `xs` in `f64`: `add` adds each block of [`BLOCK`] elements to the partial sums
 /// `sums` (held in vectors, so that additions overlap), `spill` gives them back as `f64`s, and
 /// [`finish_sum`] adds them up with the last `len % BLOCK` elements.
@@ -218,11 +193,11 @@ macro_rules! simd_kernels {
     (@neg $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary neg neg_naive $name $cpu $needs
             "`-x`: the sign bit flipped, NaN included, as scalar negation does.";
-            Some($crate::cpu::simd::template::scalar::neg));
+            Some(<f32 as $crate::cpu::naive::Arith>::neg));
     };
     (@relu $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary relu relu_naive $name $cpu $needs
-            "`max(x, 0)`, NaN kept."; Some($crate::cpu::simd::template::scalar::relu));
+            "`max(x, 0)`, NaN kept."; Some(<f32 as $crate::cpu::naive::Arith>::relu));
     };
     (@exp $name:ident $cpu:tt $needs:tt) => {
         // No scalar twin: the C library's `expf` may differ by 1 ulp from the vector `exp`, and
@@ -262,7 +237,7 @@ macro_rules! simd_kernels {
                 y: &::switchyard::Tensor,
             ) -> ::switchyard::Result<::switchyard::Tensor> {
                 let naive = $crate::cpu::naive::$naive;
-                let scalar = $crate::cpu::simd::template::scalar::$op;
+                let scalar = <f32 as $crate::cpu::naive::Arith>::$op;
                 $crate::cpu::simd::template::zip(stringify!($op), x, y, naive, |a, b| {
                     store($op(load(a), load(b)))
                 }, scalar)
