@@ -56,32 +56,25 @@ pub(crate) fn contiguous_strides(shape: &[usize]) -> Dims {
     if shape.len() <= INLINE {
         // Written in place: no buffer to copy from.
         let mut dims = [0usize; INLINE];
-        let mut step = 1usize;
-        let mut d = shape.len();
-        while d > 0 {
-            d -= 1;
-            dims[d] = step;
-            step = step.saturating_mul(shape[d].max(1));
-        }
+        write_contiguous_strides(&mut dims[..shape.len()], shape);
         return Dims::Inline {
             len: shape.len() as u8,
             dims,
         };
     }
-    let mut strides = [0usize; 16];
-    let mut heap;
-    let out: &mut [usize] = if shape.len() <= strides.len() {
-        &mut strides[..shape.len()]
-    } else {
-        heap = vec![0; shape.len()];
-        &mut heap
-    };
+    let mut strides = vec![0; shape.len()];
+    write_contiguous_strides(&mut strides, shape);
+    Dims::Heap(strides.into_boxed_slice())
+}
+
+/// Row-major strides of `shape` into `out` (of its length), innermost 1.
+#[inline]
+fn write_contiguous_strides(out: &mut [usize], shape: &[usize]) {
     let mut step = 1usize;
     for (stride, &extent) in out.iter_mut().zip(shape).rev() {
         *stride = step;
         step = step.saturating_mul(extent.max(1));
     }
-    Dims::new(out)
 }
 
 /// Whether `sizes`/`strides` lay elements out row-major without gaps (dimensions of extent 1 may
