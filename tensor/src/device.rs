@@ -1,6 +1,8 @@
 //! Devices: where a tensor's data lives.
 
+use std::borrow::Cow;
 use std::fmt;
+use std::sync::OnceLock;
 
 use switchyard::DispatchKeySet;
 
@@ -72,9 +74,27 @@ switchyard::name_device!(Wgpu, Device::Wgpu.name());
 /// [`Device::name`]. Tensor summaries (`Tensor[2]:f32@toy`) and errors print it.
 impl fmt::Display for Device {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match switchyard::device_name(self.keys()) {
-            Some(name) => f.write_str(&name),
-            None => f.write_str(self.name()),
-        }
+        f.write_str(self.display_name())
+    }
+}
+
+impl Device {
+    /// What `Display` prints, looked up once per device: names are registered at link time
+    /// (`name_device!` statics), so they never change while the program runs, and tensor
+    /// summaries print this on every traced or profiled call.
+    fn display_name(self) -> &'static str {
+        static NAMES: [OnceLock<Cow<'static, str>>; Device::ALL.len()] =
+            [const { OnceLock::new() }; Device::ALL.len()];
+        // Its place in `ALL` (an exhaustive match: a new device must get a slot).
+        let slot = match self {
+            Device::Wgpu => 0,
+            Device::PrivateUse1 => 1,
+            Device::PrivateUse2 => 2,
+            Device::PrivateUse3 => 3,
+            Device::Cpu => 4,
+        };
+        NAMES[slot].get_or_init(|| {
+            switchyard::device_name(self.keys()).unwrap_or(Cow::Borrowed(self.name()))
+        })
     }
 }
