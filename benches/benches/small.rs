@@ -1,11 +1,13 @@
 //! Small tensors beside `ndarray` in one run, interleaved: a 1-element and a 16-element `add`
 //! including its result (`add(&x, &y)` against `&a + &b` on `Array1<f32>`), and a tensor made
 //! from a 1-element `Vec<f32>` (`Tensor::from_vec` against `Array1::from_vec`). The ratios are
-//! what count: `small/switchyard_*` over `small/ndarray_*`.
+//! what count: `small/switchyard_*` over `small/ndarray_*`. `small/six_atomic_rmw` times the
+//! uncontended atomic read-modify-writes a 1-element `add` pays and `ndarray` does not (see below).
 //!
 //! `cargo bench -p switchyard-benches -- small/`
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group};
@@ -35,6 +37,19 @@ fn small(c: &mut Criterion) {
     });
     group.bench_function("ndarray_from_vec_1", |bench| {
         bench.iter(|| Array1::from_vec(black_box(vec![1.0f32])))
+    });
+    // The floor the atomics set: a 1-element `add` takes and releases a read borrow of each
+    // operand's storage (an atomic increment and decrement each), and dropping its result
+    // decrements the header's strong and weak counts: six uncontended read-modify-writes that
+    // `ndarray` (no sharing between threads, no borrow guards) does not pay.
+    let counter = AtomicUsize::new(0);
+    group.bench_function("six_atomic_rmw", |bench| {
+        bench.iter(|| {
+            for _ in 0..3 {
+                black_box(&counter).fetch_add(1, Ordering::Acquire);
+                black_box(&counter).fetch_sub(1, Ordering::Release);
+            }
+        })
     });
     group.finish();
 }

@@ -96,6 +96,7 @@ impl Tensor {
     /// The elements of a CPU tensor of `T`'s dtype, for reading through its layout; errors
     /// naming `op` when the tensor is elsewhere or of another dtype, or an in-place write holds
     /// the storage.
+    #[inline]
     pub fn host<T: Element>(&self, op: &'static str) -> Result<HostView<'_, T>, DispatchError> {
         let guard = self.storage().read::<T>(op)?;
         Ok(HostView {

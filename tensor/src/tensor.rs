@@ -335,36 +335,43 @@ impl Tensor {
     }
 
     /// The extent of each dimension.
+    #[inline]
     pub fn shape(&self) -> &[usize] {
         &self.inner.sizes
     }
 
     /// The step in elements between neighbours along each dimension.
+    #[inline]
     pub fn strides(&self) -> &[usize] {
         &self.inner.strides
     }
 
     /// Where the first element lies in the storage, in elements.
+    #[inline]
     pub fn storage_offset(&self) -> usize {
         self.inner.offset
     }
 
     /// Number of dimensions.
+    #[inline]
     pub fn dim(&self) -> usize {
         self.inner.sizes.len()
     }
 
     /// Number of elements (checked when the tensor was built).
+    #[inline]
     pub fn numel(&self) -> usize {
         self.inner.numel
     }
 
     /// The element type.
+    #[inline]
     pub fn dtype(&self) -> DType {
         self.inner.dtype
     }
 
     /// Where the data lives.
+    #[inline]
     pub fn device(&self) -> Device {
         self.inner.device
     }

@@ -189,6 +189,7 @@ impl Storage {
     }
 
     /// Elements held.
+    #[inline]
     pub fn len(&self) -> usize {
         self.imp().len
     }
@@ -199,6 +200,7 @@ impl Storage {
     }
 
     /// The element type.
+    #[inline]
     pub fn dtype(&self) -> DType {
         self.imp().dtype
     }
