@@ -19,10 +19,10 @@
 //!   win is undefined): `contiguous()` it first.
 //!
 //! A refused call writes nothing and leaves the version where it was. Failures of the write
-//! itself (the storage borrowed elsewhere: a slice of it alive, a reader on another thread) are
-//! `copy_`'s, and its errors name it.
+//! itself (the storage borrowed elsewhere: a slice of it alive, a reader on another thread) happen
+//! in `copy_`; the error names the op called and says its write failed.
 
-use switchyard::{DType, DispatchError, op};
+use switchyard::{DType, DispatchError, ErrorKind, op};
 
 use crate::Tensor;
 use crate::ops::{try_add, try_div, try_exp, try_full, try_mul, try_neg, try_relu, try_sub};
@@ -41,15 +41,20 @@ pub fn copy_(dst: &mut Tensor, src: &Tensor);
 /// device, then `copy_`.
 #[op(name = "fill_")]
 pub fn fill_(x: &mut Tensor, value: f64) {
-    x.check_writable("fill_")?;
-    let value = try_full(&[], value, x.dtype(), x.device())?;
-    try_copy_(x, &value)
+    fill_as("fill_", x, value)
 }
 
 /// Sets every element of `x` to zero.
 #[op(name = "zero_")]
 pub fn zero_(x: &mut Tensor) {
-    try_fill_(x, 0.0)
+    fill_as("zero_", x, 0.0)
+}
+
+/// `fill_` on behalf of `op`, whose name its errors carry.
+fn fill_as(op: &'static str, x: &mut Tensor, value: f64) -> Result<()> {
+    x.check_writable(op)?;
+    let value = try_full(&[], value, x.dtype(), x.device())?;
+    write_result(op, x, &value)
 }
 
 macro_rules! binary_in_place {
@@ -132,8 +137,17 @@ fn fits(op: &'static str, x: &Tensor, dtype: DType) -> Result<()> {
     ))
 }
 
-/// Writes an out-of-place result (already checked to fit) into `x`.
+/// Writes a result (already checked to fit, broadcasting to `x`'s shape) into `x` for the
+/// in-place op `op`. The write's own failures (the storage borrowed elsewhere, memory) are
+/// reported as `op`'s, so the error names the op the user called; a missing `copy_` kernel stays
+/// `copy_`'s (that is the kernel to add).
 fn write_result(op: &'static str, x: &mut Tensor, result: &Tensor) -> Result<()> {
-    debug_assert_eq!(result.shape(), x.shape(), "{op}");
-    try_copy_(x, result)
+    try_copy_(x, result).map_err(|error| match error.kind() {
+        ErrorKind::Kernel {
+            op: "copy_",
+            message,
+        } => DispatchError::kernel(op, format!("its write (`copy_`) failed: {message}")),
+        ErrorKind::OutOfMemory { op: "copy_", bytes } => DispatchError::out_of_memory(op, *bytes),
+        _ => error,
+    })
 }

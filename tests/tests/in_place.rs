@@ -5,7 +5,7 @@
 
 use switchyard::ops::{
     add_, copy_, exp_, fill_, try_add_, try_copy_, try_div_, try_exp_, try_fill_, try_mul_,
-    try_neg_, zero_,
+    try_neg_, try_relu_, zero_,
 };
 use switchyard::{DType, Device, DispatchError, ErrorKind, Tensor};
 use switchyard_backends as _; // links the CPU kernels
@@ -207,9 +207,19 @@ fn a_write_while_a_slice_of_the_storage_is_alive_is_refused() {
     let x = f32s(&[1.0, 2.0], &[2]);
     let view = x.clone();
     let slice = view.as_slice::<f32>().unwrap();
-    // The write itself is `copy_`'s (fill_ is full + copy_): the error names it.
-    refused(&x, |x| try_fill_(x, 0.0), &["copy_", "borrowed"]);
-    refused(&x, |x| try_add_(x, &view), &["copy_", "borrowed"]);
+    // The write itself is `copy_`'s (fill_ is full + copy_); the error names the op called, and
+    // says the write failed.
+    refused(&x, |x| try_fill_(x, 0.0), &["fill_", "copy_", "borrowed"]);
+    refused(&x, |x| try_add_(x, &view), &["add_", "copy_", "borrowed"]);
+    let error = try_fill_(&mut x.clone(), 0.0).unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::Kernel { op: "fill_", .. }),
+        "{error:?}"
+    );
+    let error = try_relu_(&mut x.clone()).unwrap_err();
+    assert_eq!(error.op(), "relu_", "{error}");
+    // `copy_` called directly still names itself.
+    assert_eq!(try_copy_(&mut x.clone(), &view).unwrap_err().op(), "copy_");
     assert_eq!(*slice, [1.0, 2.0]);
 }
 
