@@ -7,8 +7,8 @@
 //! submit, no wait. The batch is submitted (still without waiting) when it holds
 //! [`BATCH_PASSES`] dispatches, so the GPU works while the host records more, and before an upload
 //! (see [`Context::upload`]). The host waits only when it needs the GPU's results: reading a
-//! tensor back ([`Context::read`]) or [`synchronize`]. Errors the device reports asynchronously
-//! (out of memory, …) are collected and returned at the next of those waits.
+//! tensor back ([`Context::read`]) or [`Context::synchronize`]. Errors the device reports
+//! asynchronously (out of memory, …) are collected and returned at the next of those waits.
 //!
 //! **Invariant:** all GPU work goes through one ordered stream: the open encoder, submitted in
 //! order on one queue. Writes through `Queue::write_buffer` take effect at the start of the next
