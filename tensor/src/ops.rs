@@ -24,8 +24,8 @@
 //! - a destination two of whose elements share memory (an `expand`ed view): `contiguous()` it.
 //!
 //! A refused call writes nothing and counts no version. A failure of the write itself (the
-//! storage borrowed elsewhere: a slice of it alive, a reader on another thread) is `copy_`'s,
-//! and names it.
+//! storage borrowed elsewhere: a slice of it alive, a reader on another thread) happens in
+//! `copy_`; the error names the op called and says its write failed.
 
 use switchyard::{DType, kernel, op};
 

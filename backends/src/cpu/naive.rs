@@ -17,9 +17,9 @@ use switchyard::{
 };
 
 /// Arithmetic of one element type, as the naive kernels use it (and the SIMD kernels' tails, so
-/// that their last elements are computed exactly as the oracle computes them). `f16` and `bf16` compute in
-/// `f32` and round once; integers wrap; `bool` has only what [`rules`] lets reach it (`add` is
-/// or, `mul` is and; the rest is never called).
+/// that their last elements are computed exactly as the oracle computes them). `f16` and `bf16`
+/// compute in `f32` and round once; integers wrap; `bool` has only what [`rules`] lets reach it
+/// (`add` is or, `mul` is and; the rest is never called).
 pub(crate) trait Arith: Element {
     fn add(a: Self, b: Self) -> Self;
     fn sub(a: Self, b: Self) -> Self;
