@@ -75,7 +75,7 @@ impl Tensor {
     /// callers).
     #[inline(always)]
     fn contiguous_over(holder: Holder, shape: &[usize], numel: usize, device: Device) -> Tensor {
-        let (_, dtype) = holder.len_and_dtype();
+        let dtype = holder.dtype();
         Tensor::with_layout(
             holder,
             device,

@@ -174,6 +174,18 @@ impl Bytes {
     }
 }
 
+impl Bytes {
+    /// Gives a block back to the caching allocator (which frees an adopted `Vec`'s buffer) and
+    /// leaves empty inline bytes in its place; inline bytes need nothing.
+    pub(crate) fn release(&mut self) {
+        if let Bytes::Block(_) = self
+            && let Bytes::Block(block) = std::mem::replace(self, Bytes::Inline(InlineBytes::new()))
+        {
+            super::allocator::cpu_release(block);
+        }
+    }
+}
+
 /// A typed buffer on host memory: like a `Vec<T>` of fixed capacity whose first `len` elements
 /// are initialised. Kernels fill one (`push`, `extend_from_slice`, or `spare` + `set_len`) and turn
 /// it into a tensor. Up to 64 bytes (`INLINE_BYTES`) its elements are kept inline (and then in
@@ -331,10 +343,6 @@ impl<T: Element> HostVec<T> {
 /// gives its block back to the caching allocator, which counted it as allocated.
 impl<T: Element> Drop for HostVec<T> {
     fn drop(&mut self) {
-        if let Bytes::Block(block) =
-            std::mem::replace(&mut self.block, Bytes::Inline(InlineBytes::new()))
-        {
-            super::allocator::cpu_release(block);
-        }
+        self.block.release();
     }
 }

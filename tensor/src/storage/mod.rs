@@ -29,7 +29,7 @@ use switchyard::{DType, DispatchError};
 
 use crate::element::Element;
 use crate::tensor::TensorInner;
-use host::{Bytes, HostVec, InlineBytes};
+use host::{Bytes, HostVec};
 
 /// Data held by a backend other than the CPU (a GPU buffer, a downstream device's memory).
 ///
@@ -77,10 +77,8 @@ pub(crate) struct StorageImpl {
 
 impl Drop for StorageImpl {
     fn drop(&mut self) {
-        if let Data::Host(bytes @ Bytes::Block(_)) = &mut self.data
-            && let Bytes::Block(block) = std::mem::replace(bytes, Bytes::Inline(InlineBytes::new()))
-        {
-            allocator::cpu_release(block);
+        if let Data::Host(bytes) = &mut self.data {
+            bytes.release();
         }
     }
 }
@@ -146,10 +144,9 @@ impl Holder {
         })
     }
 
-    /// The storage's length and dtype.
-    pub(crate) fn len_and_dtype(&self) -> (usize, DType) {
-        let imp = self.imp();
-        (imp.len, imp.dtype)
+    /// The storage's dtype.
+    pub(crate) fn dtype(&self) -> DType {
+        self.imp().dtype
     }
 
     /// The storage this holder holds or refers to.
