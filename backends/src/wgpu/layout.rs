@@ -22,6 +22,16 @@ pub(crate) fn param(op: &'static str, value: u64) -> Result<u32> {
     })
 }
 
+/// `x`'s storage offset as a shader parameter, once every element offset of `x` is known to fit
+/// in 32 bits: the shaders compute `offset + Σ coordinate · stride` in `u32`, and each element's
+/// offset is below its storage's length (a `Tensor` invariant), so a storage of at most
+/// `u32::MAX` elements keeps every partial sum exact. Checking offset, sizes and strides one by
+/// one would not: their sum could still wrap.
+fn offset_param(op: &'static str, x: &Tensor) -> Result<u32> {
+    param(op, x.storage().len() as u64)?;
+    param(op, x.storage_offset() as u64)
+}
+
 /// One dimension after merging: its extent and each operand's stride.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 struct Dim {
@@ -82,7 +92,8 @@ pub(crate) fn elementwise(
             op,
             format!(
                 "the wgpu backend reads views of at most {MAX_RANK} dimensions that do not merge; \
-                 shape {shape:?} with {} leaves {}: call `contiguous` on the CPU first",
+                 shape {shape:?} with {} leaves {}: move it to the CPU first \
+                 (`to(Device::Cpu)`), where any layout is served",
                 layouts.join(" and "),
                 dims.len()
             ),
@@ -94,7 +105,7 @@ pub(crate) fn elementwise(
         ..Params::default()
     };
     for (i, x) in inputs.iter().enumerate() {
-        params.offsets[i] = param(op, x.storage_offset() as u64)?;
+        params.offsets[i] = offset_param(op, x)?;
     }
     for (d, dim) in dims.iter().enumerate() {
         params.sizes[d] = param(op, dim.size as u64)?;
@@ -118,7 +129,7 @@ pub(crate) fn matmul(x: &Tensor, y: &Tensor, [m, k, n]: [usize; 3]) -> Result<Pa
         ..Params::default()
     };
     for (i, t) in [x, y].into_iter().enumerate() {
-        params.offsets[i] = param(OP, t.storage_offset() as u64)?;
+        params.offsets[i] = offset_param(OP, t)?;
         for d in 0..2 {
             let stride = if t.shape()[d] > 1 { t.strides()[d] } else { 0 };
             params.strides[i][d] = param(OP, stride as u64)?;
