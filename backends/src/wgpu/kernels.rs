@@ -7,11 +7,13 @@
 //! reads strides directly; `sum`, `mean` and reading back to the CPU first gather a strided view
 //! into a contiguous buffer on the GPU. Nothing goes through the host.
 //!
-//! Every kernel but `to` and `copy_` declares `dtypes = "f32"`, so the tables and dumps say what
-//! the backend serves. `to` declares none and refuses other dtypes itself: its call carries the
-//! source's dtype, and a copy of an `f64` CPU tensor to the GPU that found no `f64` kernel at
-//! `Wgpu` would say that no backend implements `to` for the device, which misleads; its own error
-//! names the dtype. `copy_` converts a CPU source of any dtype to `f32` before uploading it.
+//! Every kernel but `to`, `to_dtype` and `copy_` declares `dtypes = "f32"`, so the tables and
+//! dumps say what the backend serves. `to` declares none and refuses other dtypes itself: its
+//! call carries the source's dtype, and a copy of an `f64` CPU tensor to the GPU that found no
+//! `f64` kernel at `Wgpu` would say that no backend implements `to` for the device, which
+//! misleads; its own error names the dtype. `to_dtype`'s `DType` argument adds its own bit to the
+//! call's column (see the kernel). `copy_` converts a CPU source of any dtype to `f32` before
+//! uploading it.
 //!
 //! `copy_` is the one kernel that writes an existing buffer: a scatter through the destination's
 //! strides, recorded like any dispatch (so calls recorded before it read the old values).
@@ -111,10 +113,12 @@ fn elementwise(
     for x in inputs {
         bindings.push(storage(op, x)?.binding());
     }
-    let out = gpu.alloc(op, len)?;
-    if len > 0 {
+    // Everything that can refuse the call (the grid, a layout the shaders cannot index) is
+    // checked before the output is allocated, so a refused call takes no buffer from the pool.
+    let launch = if len == 0 {
+        None
+    } else {
         let groups = grid(op, (len as u64).div_ceil(ELEMENTWISE_WORKGROUP))?;
-        bindings.push((out.buffer(), bytes(len)));
         let (kernel, params) = match kernel.strided() {
             Some(strided) if strided == kernel || !inputs.iter().all(|x| dense(x)) => {
                 (strided, layout::elementwise(op, shape, len, inputs)?)
@@ -128,9 +132,19 @@ fn elementwise(
                 (kernel, params)
             }
         };
+        Some((kernel, params, groups))
+    };
+    let out = gpu.alloc(op, len)?;
+    if let Some((kernel, params, groups)) = launch {
+        bindings.push((out.buffer(), bytes(len)));
         gpu.dispatch(kernel, &bindings, params, groups);
     }
     gpu_tensor(out, len, shape)
+}
+
+/// `x`'s elements gathered row-major into a new GPU buffer (the strided copy shader).
+fn gather(op: &'static str, x: &Tensor) -> Result<Tensor> {
+    elementwise(op, Kernel::CopyStrided, &[x], x.shape(), 0.0)
 }
 
 fn binary(op: &'static str, kernel: Kernel, x: &Tensor, y: &Tensor) -> Result<Tensor> {
@@ -221,7 +235,7 @@ fn contiguous_wgpu(x: &Tensor) -> Result<Tensor> {
     if x.is_contiguous() {
         return Ok(x.clone());
     }
-    elementwise("contiguous", Kernel::CopyStrided, &[x], x.shape(), 0.0)
+    gather("contiguous", x)
 }
 
 /// The sum of `x` times `scale_by_len ? 1/len : 1`, as a 0-d tensor: passes of workgroup
@@ -231,11 +245,7 @@ fn contiguous_wgpu(x: &Tensor) -> Result<Tensor> {
 fn reduce(op: &'static str, x: &Tensor, scale_by_len: bool) -> Result<Tensor> {
     served(op, &[x])?;
     let gpu: &'static Context = context(op)?;
-    let x = if dense(x) {
-        x.clone()
-    } else {
-        elementwise(op, Kernel::CopyStrided, &[x], x.shape(), 0.0)?
-    };
+    let x = if dense(x) { x.clone() } else { gather(op, x)? };
     let chunk = REDUCE_WORKGROUP * REDUCE_PER_THREAD;
     let total = x.numel() as u64;
     let mut input = storage(op, &x)?.binding();
@@ -293,8 +303,11 @@ fn matmul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let (m, k, n, len) = rules::matmul_dims(x, y, DType::F32)?;
     let gpu = context("matmul")?;
     let (xs, ys) = (storage("matmul", x)?, storage("matmul", y)?);
-    let out = gpu.alloc("matmul", len)?;
-    if len > 0 {
+    // Checked before the output is allocated, as in `elementwise` (an empty result launches
+    // nothing, so it has nothing to check).
+    let launch = if len == 0 {
+        None
+    } else {
         let groups = [n, m].map(|d| (d as u64).div_ceil(MATMUL_TILE));
         if groups.iter().any(|&g| g > MAX_GROUPS) {
             return Err(DispatchError::kernel(
@@ -302,10 +315,14 @@ fn matmul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
                 format!("a [{m}, {n}] result exceeds the wgpu grid"),
             ));
         }
+        Some((layout::matmul(x, y, [m, k, n])?, groups))
+    };
+    let out = gpu.alloc("matmul", len)?;
+    if let Some((params, groups)) = launch {
         gpu.dispatch(
             Kernel::Matmul,
             &[xs.binding(), ys.binding(), (out.buffer(), bytes(len))],
-            layout::matmul(x, y, [m, k, n])?,
+            params,
             groups.map(|g| g as u32),
         );
     }
@@ -316,8 +333,8 @@ fn matmul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 /// GPU. The call lands here whenever the GPU is involved: `Wgpu` is the highest backend key.
 ///
 /// A GPU view that is not its whole buffer is gathered on the GPU first, so only its own
-/// elements cross to the host (when the strided shaders can index it); a strided CPU source is gathered on the host (where its values
-/// are) and uploaded once.
+/// elements cross to the host (when the strided shaders can index it); a strided CPU source is
+/// gathered on the host (where its values are) and uploaded once.
 #[kernel(op = "to", key = Wgpu)]
 fn to_wgpu(x: &Tensor, device: Device) -> Result<Tensor> {
     match (x.device(), device) {
@@ -331,7 +348,7 @@ fn to_wgpu(x: &Tensor, device: Device) -> Result<Tensor> {
             let compact = if whole || !layout::fits(x) {
                 x.clone()
             } else {
-                elementwise("to", Kernel::CopyStrided, &[x], x.shape(), 0.0)?
+                gather("to", x)?
             };
             Tensor::from_vec::<f32>(compact.try_to_vec::<f32>()?, x.shape())
         }
@@ -375,7 +392,7 @@ fn copy_wgpu(dst: &mut Tensor, src: &Tensor) -> Result<()> {
     };
     let src = rules::copy_source(OP, dst, &src)?;
     let src = if src.same_storage(dst) {
-        elementwise(OP, Kernel::CopyStrided, &[&src], dst.shape(), 0.0)?
+        gather(OP, &src)?
     } else {
         src
     };

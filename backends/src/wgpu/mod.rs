@@ -25,8 +25,8 @@
 //!
 //! # What it serves
 //!
-//! `f32` tensors (other dtypes are an error that says so; every kernel but `to` declares
-//! `dtypes = "f32"`, so dumps show it), in any layout: views (`transpose`, `narrow`, `slice`,
+//! `f32` tensors (other dtypes are an error that says so; every kernel but `to`, `to_dtype` and
+//! `copy_` declares `dtypes = "f32"`, so dumps show it), in any layout: views (`transpose`, `narrow`, `slice`,
 //! `select`, `permute`, `expand`, …) share the GPU buffer, and every op reads them in place.
 //! Binary elementwise ops broadcast with NumPy's rules. Operands that are contiguous from the
 //! start of their buffer take the plain shaders; other layouts take strided twins that follow
