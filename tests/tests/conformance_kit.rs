@@ -4,7 +4,7 @@
 //! in this binary, and an override changes the op for all of them).
 
 use switchyard::ops::{self, contiguous, exp, mean, neg, relu, sum};
-use switchyard::{DType, Device, DispatchError, DispatchKey, Tensor};
+use switchyard::{BackendStorage, DType, Device, DispatchError, DispatchKey, Tensor};
 use switchyard_backends::testing::{Conformance, Outcome};
 
 /// `op`'s result on the naive backend: what a correct kernel would give.
@@ -177,5 +177,80 @@ fn ops_without_special_values_get_ordinary_inputs_only() {
     assert!(
         report.passed().any(|c| c.case.starts_with("f32")),
         "{report}"
+    );
+}
+
+/// A device storage whose read-back panics: a downstream backend's bug, which the kit must report
+/// as a failure rather than crash on.
+#[derive(Debug)]
+struct PanicsOnRead(usize);
+
+impl BackendStorage for PanicsOnRead {
+    fn len(&self) -> usize {
+        self.0
+    }
+
+    fn dtype(&self) -> DType {
+        DType::F32
+    }
+
+    fn read_bytes(&self) -> Result<Vec<u8>, DispatchError> {
+        panic!("read_bytes_panics")
+    }
+}
+
+fn unreadable(x: &Tensor) -> switchyard::Result<Tensor> {
+    Tensor::from_backend(PanicsOnRead(x.numel()), x.shape(), Device::PrivateUse3)
+}
+
+#[test]
+fn a_panic_reading_a_result_back_is_a_failure_not_a_crash() {
+    let kernel: neg::KernelFn = |_, x| unreadable(x);
+    let _unreadable = neg::register_override(DispatchKey::PrivateUse3, "neg_unreadable", kernel);
+    let failures = Conformance::new(Device::PrivateUse3)
+        .upload(unreadable)
+        .ops(&["neg"])
+        .run()
+        .unwrap_err();
+    assert!(
+        failures
+            .0
+            .failed()
+            .any(|c| c.to_string().contains("panicked: read_bytes_panics")),
+        "{failures}"
+    );
+}
+
+#[test]
+fn inputs_the_kit_cannot_build_fail_the_run() {
+    // More elements than memory holds: the oracle and the backend both fail to get them, which
+    // must not pass as "rejected alike".
+    let failures = Conformance::new(Device::Cpu)
+        .ops(&["neg"])
+        .large(usize::MAX / 2)
+        .run()
+        .unwrap_err();
+    let failed: Vec<String> = failures.0.failed().map(|c| c.to_string()).collect();
+    assert!(!failed.is_empty(), "{failures}");
+    assert!(
+        failed.iter().all(|c| c.contains("the kit could not build")),
+        "{failures}"
+    );
+}
+
+#[test]
+fn widths_beyond_the_kits_reach_are_a_problem_of_the_run() {
+    let failures = Conformance::new(Device::Cpu)
+        .ops(&["neg"])
+        .lanes(&[usize::MAX])
+        .run()
+        .unwrap_err();
+    assert!(
+        failures
+            .0
+            .problems()
+            .iter()
+            .any(|p| p.contains("lane width")),
+        "{failures}"
     );
 }

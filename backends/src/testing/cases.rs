@@ -6,7 +6,7 @@
 use std::fmt;
 
 use switchyard::ops;
-use switchyard::{DType, Device, Result, Tensor};
+use switchyard::{DType, Device, DispatchError, Result, Tensor};
 
 use super::values::{self, Values};
 
@@ -105,23 +105,34 @@ impl Input {
         }
     }
 
-    /// The contiguous tensor the layout views.
-    fn base_shape(&self) -> Vec<usize> {
+    /// The contiguous tensor the layout views, or `None` when its extent overflows.
+    fn base_shape(&self) -> Option<Vec<usize>> {
         let mut shape = self.shape.clone();
         let rank = shape.len();
         match &self.layout {
             Layout::Contiguous => {}
             Layout::Transposed => shape.swap(rank - 2, rank - 1),
-            Layout::Strided => shape[rank - 1] *= 2,
-            Layout::Offset => shape[0] += 1,
+            Layout::Strided => shape[rank - 1] = shape[rank - 1].checked_mul(2)?,
+            Layout::Offset => shape[0] = shape[0].checked_add(1)?,
             Layout::Expanded(from) => shape.clone_from(from),
         }
-        shape
+        Some(shape)
     }
 
-    /// The contiguous CPU tensor the input is a view of.
+    /// The contiguous CPU tensor the input is a view of; an error when it cannot be built (its
+    /// shape overflows, or memory runs out).
     pub(crate) fn base(&self) -> Result<Tensor> {
-        values::tensor(self.dtype, &self.base_shape(), self.seed, self.values)
+        let shape = self.base_shape().ok_or_else(|| {
+            DispatchError::size_overflow(
+                "conformance kit",
+                &[&self.shape],
+                format!(
+                    "the {:?} layout's base shape exceeds usize::MAX",
+                    self.layout
+                ),
+            )
+        })?;
+        values::tensor(self.dtype, &shape, self.seed, self.values)
     }
 
     /// The input: `base` (wherever it lives) viewed with the layout. The view ops serve every
@@ -160,6 +171,11 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
+    /// The widest lane width a plan may hold: the cases derive shapes from widths (a width + 1, a
+    /// `[width + 1, width − 1]` matrix and its products), which must not overflow. A million
+    /// lanes is far past any SIMD register or workgroup.
+    pub(crate) const WIDEST: usize = 1 << 20;
+
     /// The widest lane count (at least 8).
     fn wide(&self) -> usize {
         self.lanes.iter().copied().max().unwrap_or(8).max(8)

@@ -153,7 +153,8 @@ impl Conformance {
         self
     }
 
-    /// The widths checked at ± 1 (SIMD lanes, workgroup sizes), replacing the defaults.
+    /// The widths checked at ± 1 (SIMD lanes, workgroup sizes), replacing the defaults. A width
+    /// above 2²⁰ is a problem of the run (the cases' shapes derive from it).
     pub fn lanes(mut self, lanes: &[usize]) -> Conformance {
         self.plan.lanes = lanes.to_vec();
         self
@@ -182,6 +183,14 @@ impl Conformance {
             declared: Vec::new(),
             problems: Vec::new(),
         };
+        if let Some(&width) = self.plan.lanes.iter().find(|&&w| w > Plan::WIDEST) {
+            report.problems.push(format!(
+                "lane width {width} is beyond the kit's reach (at most {}): the cases derive \
+                 shapes from it",
+                Plan::WIDEST
+            ));
+            return Err(Failures(report));
+        }
         for op in self.selected(&mut report.problems) {
             let Some(mut cases) = cases::cases(op.name(), &self.plan) else {
                 report.problems.push(format!(
@@ -232,10 +241,29 @@ impl Conformance {
         chosen
     }
 
-    /// One case: the oracle, the backend, and the verdict.
+    /// One case: its inputs, the oracle, the backend, and the verdict.
     fn check(&self, case: &Case) -> Outcome {
-        let oracle = caught("the oracle", || oracle(case));
-        let backend = caught("the backend", || self.on_device(case));
+        // Built once, for both sides. An input the kit cannot build (more elements than memory
+        // holds) is the run's failure: were each side to build its own, both would fail alike
+        // and the case would pass as "rejected alike".
+        let mut bases = Vec::with_capacity(case.inputs.len());
+        for (i, input) in case.inputs.iter().enumerate() {
+            match caught("building it", || input.base()) {
+                Ok(base) => bases.push(base),
+                Err(Ok(error)) => {
+                    return Outcome::Failed(format!(
+                        "the kit could not build input {i} ({input}): {error}"
+                    ));
+                }
+                Err(Err(panic)) => {
+                    return Outcome::Failed(format!(
+                        "the kit could not build input {i} ({input}): {panic}"
+                    ));
+                }
+            }
+        }
+        let oracle = caught("the oracle", || oracle(case, &bases));
+        let backend = caught("the backend", || self.on_device(case, &bases));
         let (want, got) = match (oracle, backend) {
             (Err(Err(panic)), _) | (_, Err(Err(panic))) => return Outcome::Failed(panic),
             (Err(Ok(oracle)), Err(Ok((_, backend)))) => {
@@ -294,8 +322,12 @@ impl Conformance {
                 want.shape()
             ));
         }
-        let read = |x: &Tensor, who: &str| {
-            compare::scalars(x).map_err(|e| format!("reading {who}'s result back failed: {e}"))
+        // Reading back runs the backend's code too (its storage's `read_bytes`): a panic there
+        // is a failure like any other of the backend's.
+        let read = |x: &Tensor, who: &str| match caught("reading it back", || compare::scalars(x)) {
+            Ok(values) => Ok(values),
+            Err(Ok(error)) => Err(format!("reading {who}'s result back failed: {error}")),
+            Err(Err(panic)) => Err(format!("{who}'s result: {panic}")),
         };
         let (got, want_values) = (read(got, "the backend")?, read(want, "the oracle")?);
         let tolerance = self.tolerance_of(case.op, want.dtype());
@@ -303,15 +335,19 @@ impl Conformance {
         Ok(tolerance)
     }
 
-    /// The case on the device: inputs moved there (unless the op moves them) and laid out.
-    fn on_device(&self, case: &Case) -> std::result::Result<Tensor, (Step, DispatchError)> {
+    /// The case on the device: inputs (`bases`, on the CPU) moved there (unless the op moves
+    /// them) and laid out.
+    fn on_device(
+        &self,
+        case: &Case,
+        bases: &[Tensor],
+    ) -> std::result::Result<Tensor, (Step, DispatchError)> {
         let mut inputs = Vec::with_capacity(case.inputs.len());
-        for input in &case.inputs {
-            let base = input.base().map_err(|e| (Step::Upload, e))?;
+        for (input, base) in case.inputs.iter().zip(bases) {
             let x = if case.inputs_on_cpu {
-                input.lay_out(&base).map_err(|e| (Step::Layout, e))?
+                input.lay_out(base).map_err(|e| (Step::Layout, e))?
             } else {
-                let moved = (self.upload)(&base).map_err(|e| (Step::Upload, e))?;
+                let moved = (self.upload)(base).map_err(|e| (Step::Upload, e))?;
                 input.lay_out(&moved).map_err(|e| (Step::Layout, e))?
             };
             inputs.push(x);
@@ -320,13 +356,14 @@ impl Conformance {
     }
 }
 
-/// The case on the naive CPU backend, and its error scale.
-fn oracle(case: &Case) -> Result<(Tensor, Option<Vec<f64>>)> {
+/// The case on the naive CPU backend, its inputs laid out over `bases`, and its error scale.
+fn oracle(case: &Case, bases: &[Tensor]) -> Result<(Tensor, Option<Vec<f64>>)> {
     let _naive = switchyard::exclude(DispatchKey::CpuSimd);
     let inputs = case
         .inputs
         .iter()
-        .map(|input| input.lay_out(&input.base()?))
+        .zip(bases)
+        .map(|(input, base)| input.lay_out(base))
         .collect::<Result<Vec<_>>>()?;
     let out = (case.call)(&inputs, Device::Cpu)?;
     let scale = case.scale.map(|f| f(&inputs)).transpose()?;
