@@ -3,7 +3,7 @@
 //! error. Each test overrides the CPU's kernel of its own op at run time (tests run in parallel
 //! in this binary, and an override changes the op for all of them).
 
-use switchyard::ops::{self, contiguous, exp, mean, neg, relu, sum};
+use switchyard::ops::{self, contiguous, copy_, exp, mean, neg, relu, sum};
 use switchyard::{BackendStorage, DType, Device, DispatchError, DispatchKey, Tensor};
 use switchyard_backends::testing::{Conformance, Outcome};
 
@@ -251,6 +251,25 @@ fn widths_beyond_the_kits_reach_are_a_problem_of_the_run() {
             .problems()
             .iter()
             .any(|p| p.contains("lane width")),
+        "{failures}"
+    );
+}
+
+#[test]
+fn a_wrong_in_place_write_fails() {
+    // `copy_` writing `-src`. The oracle and the backend each need a destination of their own:
+    // sharing one, both writes would land in one storage and compare equal.
+    let kernel: copy_::KernelFn = |_, dst, src| {
+        let _naive = switchyard::exclude(DispatchKey::CpuSimd);
+        ops::try_copy_(dst, &ops::try_neg(src)?)
+    };
+    let _negated = copy_::register_override(DispatchKey::CpuSimd, "copy_negated", kernel).unwrap();
+    let failures = Conformance::new(Device::Cpu)
+        .ops(&["copy_"])
+        .run()
+        .unwrap_err();
+    assert!(
+        failures.0.failed().any(|c| c.case.starts_with("f32")),
         "{failures}"
     );
 }

@@ -243,9 +243,10 @@ impl Conformance {
 
     /// One case: its inputs, the oracle, the backend, and the verdict.
     fn check(&self, case: &Case) -> Outcome {
-        // Built once, for both sides. An input the kit cannot build (more elements than memory
-        // holds) is the run's failure: were each side to build its own, both would fail alike
-        // and the case would pass as "rejected alike".
+        // The oracle's inputs, built first: an input the kit cannot build (more elements than
+        // memory holds) is the run's failure; left to each side, both would fail alike and the
+        // case would pass as "rejected alike". The backend builds its own (an in-place op writes
+        // its destination, so the two sides must never share one).
         let mut bases = Vec::with_capacity(case.inputs.len());
         for (i, input) in case.inputs.iter().enumerate() {
             match caught("building it", || input.base()) {
@@ -263,7 +264,7 @@ impl Conformance {
             }
         }
         let oracle = caught("the oracle", || oracle(case, &bases));
-        let backend = caught("the backend", || self.on_device(case, &bases));
+        let backend = caught("the backend", || self.on_device(case));
         let (want, got) = match (oracle, backend) {
             (Err(Err(panic)), _) | (_, Err(Err(panic))) => return Outcome::Failed(panic),
             (Err(Ok(oracle)), Err(Ok((_, backend)))) => {
@@ -335,19 +336,16 @@ impl Conformance {
         Ok(tolerance)
     }
 
-    /// The case on the device: inputs (`bases`, on the CPU) moved there (unless the op moves
-    /// them) and laid out.
-    fn on_device(
-        &self,
-        case: &Case,
-        bases: &[Tensor],
-    ) -> std::result::Result<Tensor, (Step, DispatchError)> {
+    /// The case on the device: inputs built, moved there (unless the op moves them) and laid
+    /// out.
+    fn on_device(&self, case: &Case) -> std::result::Result<Tensor, (Step, DispatchError)> {
         let mut inputs = Vec::with_capacity(case.inputs.len());
-        for (input, base) in case.inputs.iter().zip(bases) {
+        for input in &case.inputs {
+            let base = input.base().map_err(|e| (Step::Upload, e))?;
             let x = if case.inputs_on_cpu {
-                input.lay_out(base).map_err(|e| (Step::Layout, e))?
+                input.lay_out(&base).map_err(|e| (Step::Layout, e))?
             } else {
-                let moved = (self.upload)(base).map_err(|e| (Step::Upload, e))?;
+                let moved = (self.upload)(&base).map_err(|e| (Step::Upload, e))?;
                 input.lay_out(&moved).map_err(|e| (Step::Layout, e))?
             };
             inputs.push(x);
