@@ -21,9 +21,7 @@ fn wgpu_conformance() -> Conformance {
         // The workgroup size of elementwise ops and reductions, beside the CPU's lane counts.
         .lanes(&[4, 8, 16, 32, 256])
         .tolerance("div", f32_only, Tolerance::Ulps(3))
-        .tolerance("div_", f32_only, Tolerance::Ulps(3))
         .tolerance("exp", f32_only, Tolerance::Ulps(3 + 2 * 4))
-        .tolerance("exp_", f32_only, Tolerance::Ulps(3 + 2 * 4))
         .tolerance("sum", f32_only, in_f32)
         .tolerance("mean", f32_only, in_f32)
 }

@@ -138,7 +138,8 @@ impl Conformance {
     }
 
     /// Allows `tolerance` for `op`'s float results of the dtypes in `dtypes`, instead of the
-    /// default ([`Tolerance::default_for`]). Later calls win.
+    /// default ([`Tolerance::default_for`]); it covers `op`'s in-place form too (`exp` covers
+    /// `exp_`, as the defaults do). Later calls win.
     pub fn tolerance(mut self, op: &str, dtypes: DTypeSet, tolerance: Tolerance) -> Conformance {
         self.tolerances.push((op.to_string(), dtypes, tolerance));
         self
@@ -171,7 +172,9 @@ impl Conformance {
         self.tolerances
             .iter()
             .rev()
-            .find(|(name, dtypes, _)| name == op && dtypes.has(dtype))
+            .find(|(name, dtypes, _)| {
+                (name == op || name == op.trim_end_matches('_')) && dtypes.has(dtype)
+            })
             .map_or_else(|| Tolerance::default_for(op, dtype), |t| t.2)
     }
 
@@ -224,10 +227,7 @@ impl Conformance {
 
     /// The standard ops to run, by name; unknown names go to `problems`.
     fn selected(&self, problems: &mut Vec<String>) -> Vec<OpHandle> {
-        let standard: Vec<OpHandle> = switchyard::ops()
-            .into_iter()
-            .filter(|op| op.location().crate_name() == STANDARD_OPS_CRATE)
-            .collect();
+        let standard = table::standard_ops();
         let Some(names) = &self.ops else {
             return standard;
         };

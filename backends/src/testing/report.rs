@@ -208,9 +208,7 @@ impl fmt::Display for Failures {
                 format!(", and {} problems with the run", report.problems.len())
             }
         )?;
-        for problem in &report.problems {
-            writeln!(f, "  problem: {problem}")?;
-        }
+        // The problems are listed by the report below.
         for case in report.failed() {
             writeln!(f, "  {case}")?;
         }

@@ -45,10 +45,7 @@ pub fn op_table() -> String {
     out.push_str("\n|---|");
     out.push_str(&"---|".repeat(COLUMNS.len()));
     out.push('\n');
-    let mut ops: Vec<_> = switchyard::ops()
-        .into_iter()
-        .filter(|op| op.location().crate_name() == STANDARD_OPS_CRATE)
-        .collect();
+    let mut ops = standard_ops();
     ops.sort_by_key(|op| op.name());
     for op in ops {
         let registrations = op.registrations();
@@ -75,4 +72,12 @@ pub fn op_table() -> String {
         out.push('\n');
     }
     out
+}
+
+/// The standard ops: those the tensor crate declares.
+pub(crate) fn standard_ops() -> Vec<switchyard::OpHandle> {
+    switchyard::ops()
+        .into_iter()
+        .filter(|op| op.location().crate_name() == STANDARD_OPS_CRATE)
+        .collect()
 }
