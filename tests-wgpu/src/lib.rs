@@ -75,6 +75,12 @@ impl Backend {
     }
 }
 
+/// `x` (a CPU tensor) on the GPU.
+#[track_caller]
+pub fn gpu(x: &Tensor) -> Tensor {
+    Backend(Device::Wgpu).put(x)
+}
+
 /// Whether a GPU adapter exists; if not, prints that `test` is skipped and why, or panics when
 /// the environment says `REQUIRE_GPU=1`.
 pub fn gpu_or_skip(test: &str) -> bool {

@@ -4,11 +4,7 @@
 //! writes nothing.
 
 use switchyard::{DType, Device, Tensor};
-use switchyard_tests_wgpu::{gpu_or_skip, tensor};
-
-fn gpu(x: &Tensor) -> Tensor {
-    x.to(Device::Wgpu)
-}
+use switchyard_tests_wgpu::{gpu, gpu_or_skip, tensor};
 
 /// The same in-place call on a CPU tensor and on its GPU copy: equal values afterwards (the
 /// elementwise ops here are exact on both), one version each.

@@ -9,11 +9,9 @@ use switchyard::ops::{
     transpose, try_add, try_full, try_mul, try_neg, try_to,
 };
 use switchyard::{DType, Device, ErrorKind, Tensor};
-use switchyard_tests_wgpu::{BINARY, Tolerance, UNARY, assert_matches, gpu_or_skip, naive, tensor};
-
-fn gpu(x: &Tensor) -> Tensor {
-    x.to(Device::Wgpu)
-}
+use switchyard_tests_wgpu::{
+    BINARY, Tolerance, UNARY, assert_matches, gpu, gpu_or_skip, naive, tensor,
+};
 
 /// A view taken the same way on the CPU and on the GPU.
 struct View {

@@ -4,8 +4,8 @@
 //! in this binary, and an override changes the op for all of them).
 
 use switchyard::ops::{self, contiguous, copy_, exp, mean, neg, relu, sum};
-use switchyard::{BackendStorage, DType, Device, DispatchError, DispatchKey, Tensor};
-use switchyard_backends::testing::{Conformance, Outcome};
+use switchyard::{BackendStorage, DType, DTypeSet, Device, DispatchError, DispatchKey, Tensor};
+use switchyard_backends::testing::{Conformance, Outcome, Tolerance};
 
 /// `op`'s result on the naive backend: what a correct kernel would give.
 fn naive(f: impl FnOnce() -> switchyard::Result<Tensor>) -> switchyard::Result<Tensor> {
@@ -270,6 +270,29 @@ fn a_wrong_in_place_write_fails() {
         .unwrap_err();
     assert!(
         failures.0.failed().any(|c| c.case.starts_with("f32")),
+        "{failures}"
+    );
+}
+
+#[test]
+fn settings_for_no_op_are_problems_not_silently_ignored() {
+    // A misspelt op in a tolerance or in `without_special_values` would leave the op it meant
+    // with the defaults; an empty selection would check nothing and pass.
+    let failures = Conformance::new(Device::Cpu)
+        .ops(&["neg"])
+        .tolerance("nge", DTypeSet::of(&[DType::F32]), Tolerance::Ulps(2))
+        .without_special_values(&["rleu"])
+        .run()
+        .unwrap_err();
+    let problems = failures.0.problems();
+    assert!(problems.iter().any(|p| p.contains("`nge`")), "{problems:?}");
+    assert!(
+        problems.iter().any(|p| p.contains("`rleu`")),
+        "{problems:?}"
+    );
+    let failures = Conformance::new(Device::Cpu).ops(&[]).run().unwrap_err();
+    assert!(
+        failures.0.problems().iter().any(|p| p.contains("no op")),
         "{failures}"
     );
 }

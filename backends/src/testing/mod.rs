@@ -225,12 +225,26 @@ impl Conformance {
         }
     }
 
-    /// The standard ops to run, by name; unknown names go to `problems`.
+    /// The standard ops to run, by name. Names that are no standard op (chosen, or given a
+    /// tolerance or ordinary values only: a misspelling would leave the op meant with the
+    /// defaults) and an empty choice go to `problems`.
     fn selected(&self, problems: &mut Vec<String>) -> Vec<OpHandle> {
         let standard = table::standard_ops();
+        let is_standard = |name: &str| standard.iter().any(|op| op.name() == name);
+        let settings = self.tolerances.iter().map(|(name, ..)| name);
+        for name in settings.chain(&self.ordinary_only) {
+            if !is_standard(name) {
+                problems.push(format!(
+                    "`{name}` (given a tolerance or ordinary values only) is not a standard op"
+                ));
+            }
+        }
         let Some(names) = &self.ops else {
             return standard;
         };
+        if names.is_empty() {
+            problems.push("no op was chosen (`ops(&[])`): the run would check nothing".into());
+        }
         let mut chosen = Vec::new();
         for name in names {
             match standard.iter().find(|op| op.name() == name) {
