@@ -48,7 +48,6 @@ pub(crate) struct Params {
 impl Params {
     /// The uniform's bytes, in the field order of `Params` in `strided.wgsl`.
     fn bytes(self) -> [u8; PARAMS_SIZE as usize] {
-        let mut words = [0u32; PARAMS_SIZE as usize / 4];
         let head = [
             self.n,
             self.m,
@@ -59,14 +58,9 @@ impl Params {
             self.offsets[1],
             0,
         ];
-        let tail = [self.sizes, self.strides[0], self.strides[1]];
-        for (word, value) in words
-            .iter_mut()
-            .zip(head.into_iter().chain(tail.into_iter().flatten()))
-        {
-            *word = value;
-        }
-        bytemuck::cast(words)
+        // Four arrays of eight words (the head is as long as `MAX_RANK`, so the array types
+        // agree), cast to exactly the uniform's size.
+        bytemuck::cast([head, self.sizes, self.strides[0], self.strides[1]])
     }
 }
 
