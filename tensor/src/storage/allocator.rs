@@ -22,7 +22,8 @@ pub struct MemoryStats {
     pub allocated: usize,
     /// Bytes kept idle for reuse.
     pub cached: usize,
-    /// The most `allocated` has been (since the process started or [`reset_peak`] ran).
+    /// The most `allocated` has been since the process started (on the CPU: or since
+    /// [`reset_peak`] ran; a device's own allocator keeps its own peak).
     pub peak: usize,
     /// Blocks handed out, from the cache or fresh.
     pub allocations: u64,
