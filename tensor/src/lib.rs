@@ -23,8 +23,10 @@ mod device;
 mod element;
 mod inplace;
 mod methods;
+mod nn_ops;
 pub mod ops;
 mod print;
+pub mod random;
 pub mod rules;
 mod shape;
 #[allow(unsafe_code)]

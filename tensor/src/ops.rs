@@ -7,6 +7,15 @@
 //! integer tensors is true division and gives `f32`. Incompatible shapes are a
 //! [`switchyard::DispatchError`] naming both, never a panic inside a loop.
 //!
+//! **For neural networks** (declared in `nn_ops.rs`): elementwise `log`, `tanh`, `sigmoid`,
+//! `sqrt`; reductions along dimensions (`sum_dim`, `mean_dim`, `max_dim`, `argmax`: each
+//! dimension named must be below the rank and named once, else the error names the op, the
+//! dimension and the shape; `keepdim` keeps the reduced dimensions with extent 1); the
+//! comparisons `eq`, `ne`, `lt`, `le`, `gt`, `ge` (broadcast and promoted like `add`, `bool`
+//! results); `where_cond` (the op `where`); the factories `arange` and, through the per-device
+//! generator of [`crate::random`], [`rand()`] and [`randn()`] (the ops `rand_seeded`,
+//! `randn_seeded` take the seed and counter offset explicitly, so kernels are pure).
+//!
 //! **Views** (`view`, `transpose`, `permute`, `narrow`, `slice`, `select`, `expand`, `squeeze`,
 //! `unsqueeze`) share the input's storage: writes through one are seen by the other.
 //!
@@ -31,6 +40,9 @@ use switchyard::{DType, kernel, op};
 
 use crate::view as layout;
 use crate::{Device, Tensor};
+
+pub use crate::nn_ops::*;
+pub use crate::random::{rand, randn, try_rand, try_randn};
 
 pub use crate::inplace::{
     add_, copy_, div_, exp_, fill_, mul_, neg_, relu_, sub_, try_add_, try_copy_, try_div_,

@@ -28,12 +28,14 @@ pub fn binary(op: &'static str, a: DType, b: DType) -> Result<DType> {
     }
 }
 
-/// The dtype `neg`, `relu`, `exp` return for an operand of `a`: `exp` of a non-float gives
-/// `f32`; `neg` and `relu` of `bool` are refused.
+/// The dtype `neg`, `relu`, `exp`, `log`, `tanh`, `sigmoid`, `sqrt` return for an operand of
+/// `a`: the transcendental ops (`exp` and the four after it) of a non-float give `f32` (PyTorch
+/// computes integers and `bool` in the default float dtype); `neg` and `relu` of `bool` are
+/// refused.
 pub fn unary(op: &'static str, a: DType) -> Result<DType> {
     match (op.trim_end_matches('_'), a.kind()) {
-        ("exp", DTypeKind::Float) => Ok(a),
-        ("exp", _) => Ok(DType::F32),
+        ("exp" | "log" | "tanh" | "sigmoid" | "sqrt", DTypeKind::Float) => Ok(a),
+        ("exp" | "log" | "tanh" | "sigmoid" | "sqrt", _) => Ok(DType::F32),
         (_, DTypeKind::Bool) => Err(refuse(op, "bool", "convert with `to_dtype` first")),
         _ => Ok(a),
     }
@@ -46,15 +48,203 @@ pub fn sum(a: DType) -> DType {
 
 /// The dtype `mean` returns: floats keep theirs; others are refused, as in PyTorch.
 pub fn mean(a: DType) -> Result<DType> {
+    floats_only("mean", a, "the mean needs a float dtype")
+}
+
+/// The dtype `mean_dim` returns: as [`mean`]'s.
+pub fn mean_dim(a: DType) -> Result<DType> {
+    floats_only("mean_dim", a, "the mean needs a float dtype")
+}
+
+/// `a` if it is a float dtype, else an error naming `op`, the dtype and `why`.
+fn floats_only(op: &'static str, a: DType, why: &str) -> Result<DType> {
     if a.is_float() {
         Ok(a)
     } else {
         Err(refuse(
-            "mean",
+            op,
             a.name(),
-            "the mean needs a float dtype; convert with `to_dtype(DType::F32)`",
+            &format!("{why}; convert with `to_dtype(DType::F32)`"),
         ))
     }
+}
+
+/// The dtype the comparisons (`eq`, `ne`, `lt`, `le`, `gt`, `ge`) compute in: both operands are
+/// converted to their promoted dtype (PyTorch's rule, as for `add`: `i32` against `f32` compares
+/// in `f32`), and the result is `bool`. Every dtype compares; NaN is unequal to everything, so
+/// only `ne` is true of it.
+pub fn compare(a: DType, b: DType) -> DType {
+    DType::promote(a, b)
+}
+
+/// The dtype `where` returns for a condition of `cond` and values of `x` and `y`: the promoted
+/// dtype of `x` and `y`; the condition must be `bool`, as in PyTorch.
+pub fn where_cond(cond: DType, x: DType, y: DType) -> Result<DType> {
+    if cond != DType::Bool {
+        return Err(refuse(
+            "where",
+            &format!("a {cond} condition"),
+            "the condition must be a bool tensor; compare first (`ne(cond, zeros)`) or convert \
+             with `to_dtype(DType::Bool)`",
+        ));
+    }
+    Ok(DType::promote(x, y))
+}
+
+/// Checks `rand`'s and `randn`'s dtype: floats only (PyTorch has no uniform or normal integers).
+pub fn random(op: &'static str, dtype: DType) -> Result<()> {
+    floats_only(
+        op,
+        dtype,
+        "random values in [0, 1) or of the normal distribution are floats",
+    )
+    .map(drop)
+}
+
+/// Checks `arange(n, dtype)`: `bool` is refused, and an integer dtype must hold `n - 1` (a silent
+/// wrap would repeat values); float dtypes round the values they cannot hold, as `to_dtype` does.
+pub fn arange(n: usize, dtype: DType) -> Result<()> {
+    let max: u64 = match dtype {
+        DType::Bool => {
+            return Err(refuse(
+                "arange",
+                "bool",
+                "a range of booleans has no meaning",
+            ));
+        }
+        DType::U8 => u8::MAX.into(),
+        DType::I32 => i32::MAX as u64,
+        DType::I64 => i64::MAX as u64,
+        _ => return Ok(()),
+    };
+    if n as u64 > 0 && n as u64 - 1 > max {
+        return Err(DispatchError::kernel(
+            "arange",
+            format!(
+                "arange({n}) in {dtype}: the last value {} exceeds {dtype}'s largest, {max}",
+                n - 1
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// What a reduction along dimensions (`sum_dim`, `mean_dim`, `max_dim`, `argmax`) does to its
+/// input's shape. See [`reduction`].
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Reduction {
+    /// For each dimension of the input, whether it is reduced.
+    pub reduced: Vec<bool>,
+    /// The result's shape: the input's, reduced dimensions kept with extent 1 (`keepdim`) or
+    /// removed.
+    pub shape: Vec<usize>,
+    /// Elements of the result: the product of the kept extents.
+    pub outer: usize,
+    /// Elements reduced into each result element: the product of the reduced extents.
+    pub inner: usize,
+}
+
+/// The reduction of a tensor of `shape` along `dims` (each below the rank, none repeated), or
+/// an error naming `op`, the dimension and the shape. An empty `dims` reduces nothing (each
+/// result element is the reduction of one element, as in NumPy; PyTorch's `sum(dim=[])`, which
+/// reduces everything, is `sum`). Dimensions are never negative here: `usize` has no `-1`.
+pub fn reduction(
+    op: &'static str,
+    shape: &[usize],
+    dims: &[usize],
+    keepdim: bool,
+) -> Result<Reduction> {
+    let mut reduced = vec![false; shape.len()];
+    for &d in dims {
+        if d >= shape.len() {
+            return Err(DispatchError::shape(
+                op,
+                format!(
+                    "dim {d} is out of range for shape {shape:?} (rank {}, so dims 0..{})",
+                    shape.len(),
+                    shape.len()
+                ),
+            ));
+        }
+        if reduced[d] {
+            return Err(DispatchError::shape(
+                op,
+                format!("dim {d} appears twice in dims {dims:?} (shape {shape:?})"),
+            ));
+        }
+        reduced[d] = true;
+    }
+    let mut out = Vec::with_capacity(shape.len());
+    let (mut outer, mut inner) = (1usize, 1usize);
+    for (&extent, &r) in shape.iter().zip(&reduced) {
+        // Products of a tensor's extents fit (its element count was checked) unless another
+        // extent is 0: then one of the two is 0 (a saturated product times 0 is 0), and the
+        // other may be too large for any result, which the kernel's allocation refuses.
+        if r {
+            inner = inner.saturating_mul(extent);
+            if keepdim {
+                out.push(1);
+            }
+        } else {
+            outer = outer.saturating_mul(extent);
+            out.push(extent);
+        }
+    }
+    Ok(Reduction {
+        reduced,
+        shape: out,
+        outer,
+        inner,
+    })
+}
+
+/// Errors naming `op` when `r` reduces an empty extent: the maximum (or its index) of nothing is
+/// undefined (PyTorch: "Expected reduction dim to have non-zero size").
+pub fn nonempty_reduction(op: &'static str, shape: &[usize], r: &Reduction) -> Result<()> {
+    if r.inner == 0 && r.outer > 0 {
+        let dim = (0..shape.len()).find(|&d| r.reduced[d] && shape[d] == 0);
+        return Err(DispatchError::shape(
+            op,
+            format!(
+                "dim {} of shape {shape:?} is empty: the maximum of no elements is undefined",
+                dim.unwrap_or(0)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `x` viewed (no copy, any device) with its kept dimensions first and its reduced ones last, in
+/// their order: read row-major, it is `r.outer` runs of `r.inner` elements, run `i` holding what
+/// element `i` of the result reduces. Contiguous when the reduced dimensions of a contiguous `x`
+/// are its last ones.
+pub fn reduction_view(x: &Tensor, r: &Reduction) -> Result<Tensor> {
+    let order = (0..x.dim())
+        .filter(|&d| !r.reduced[d])
+        .chain((0..x.dim()).filter(|&d| r.reduced[d]));
+    let (sizes, strides): (Vec<usize>, Vec<usize>) =
+        order.map(|d| (x.shape()[d], x.strides()[d])).unzip();
+    x.as_strided(&sizes, &strides, x.storage_offset())
+}
+
+/// The shape every tensor of `xs` broadcasts to, and each as a view of it (stride 0 where it
+/// stretches); an error naming `op` and the shapes when they do not broadcast. No copy, no
+/// dispatch. (`where`'s three operands; [`broadcast_pair`] is the two-operand form.)
+pub fn broadcast_all(op: &'static str, xs: &[&Tensor]) -> Result<(Vec<Tensor>, Vec<usize>)> {
+    let mut shape: Vec<usize> = Vec::new();
+    for x in xs {
+        shape = crate::shape::broadcast_shapes(op, &shape, x.shape())?;
+    }
+    let mut views = Vec::with_capacity(xs.len());
+    for x in xs {
+        Tensor::checked_numel(op, &shape, x.dtype())?;
+        views.push(if x.shape() == shape.as_slice() {
+            (*x).clone()
+        } else {
+            crate::view::expand(x, &shape)?
+        });
+    }
+    Ok((views, shape))
 }
 
 /// The dtype `matmul` computes in and returns: promoted; `bool` is refused.

@@ -1,4 +1,5 @@
 //! CPU backends.
 
 pub mod naive;
+pub mod naive_nn;
 pub mod simd;

@@ -8,8 +8,8 @@
 
 use switchyard::half::{bf16, f16};
 use switchyard::ops::{
-    add, contiguous, copy_, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, to, to_dtype,
-    try_to,
+    add, contiguous, copy_, div, exp, full, log, matmul, mean, mul, neg, relu, sigmoid, sqrt, sub,
+    sum, tanh, to, to_dtype, try_to,
 };
 use switchyard::{
     DType, Device, DispatchError, Element, Result, Scalar, Tensor, host_buffer, kernel, rules,
@@ -28,6 +28,21 @@ pub(crate) trait Arith: Element {
     fn neg(a: Self) -> Self;
     fn relu(a: Self) -> Self;
     fn exp(a: Self) -> Self;
+    fn log(a: Self) -> Self;
+    fn tanh(a: Self) -> Self;
+    fn sigmoid(a: Self) -> Self;
+    fn sqrt(a: Self) -> Self;
+}
+
+/// `1 / (1 + e^-x)` in `f64`, never through an infinity: `e^x / (1 + e^x)` for negative `x`
+/// (where `e^-x` would overflow), so both branches divide finite numbers; NaN stays NaN.
+fn sigmoid_f64(x: f64) -> f64 {
+    if x >= 0.0 {
+        1.0 / (1.0 + (-x).exp())
+    } else {
+        let e = x.exp();
+        e / (1.0 + e)
+    }
 }
 
 macro_rules! float_arith {
@@ -41,6 +56,12 @@ macro_rules! float_arith {
             // NaN stays NaN (as in PyTorch); `max` would turn it into 0.
             fn relu(a: Self) -> Self { if a < Self::ZERO { Self::ZERO } else { a } }
             fn exp(a: Self) -> Self { a.exp() }
+            fn log(a: Self) -> Self { a.ln() }
+            fn tanh(a: Self) -> Self { a.tanh() }
+            // In `f64` and rounded once: the oracle's `f32` is within half an ulp but for
+            // `e^-x`'s own error.
+            fn sigmoid(a: Self) -> Self { sigmoid_f64(f64::from(a)) as Self }
+            fn sqrt(a: Self) -> Self { a.sqrt() }
         }
     )*};
 }
@@ -56,6 +77,10 @@ macro_rules! half_arith {
             fn neg(a: Self) -> Self { -a }
             fn relu(a: Self) -> Self { if a < Self::ZERO { Self::ZERO } else { a } }
             fn exp(a: Self) -> Self { <$ty>::from_f32(a.to_f32().exp()) }
+            fn log(a: Self) -> Self { <$ty>::from_f32(a.to_f32().ln()) }
+            fn tanh(a: Self) -> Self { <$ty>::from_f32(a.to_f32().tanh()) }
+            fn sigmoid(a: Self) -> Self { <$ty>::from_f64(sigmoid_f64(a.to_f64())) }
+            fn sqrt(a: Self) -> Self { <$ty>::from_f32(a.to_f32().sqrt()) }
         }
     )*};
 }
@@ -71,8 +96,13 @@ macro_rules! int_arith {
             fn div(a: Self, b: Self) -> Self { a.checked_div(b).unwrap_or(0) }
             fn neg(a: Self) -> Self { a.wrapping_neg() }
             fn relu(a: Self) -> Self { a.max(0) }
-            // `exp` of an integer computes in `f32` (rules::unary): never called.
+            // `exp` and the other transcendental ops of an integer compute in `f32`
+            // (rules::unary): never called.
             fn exp(a: Self) -> Self { a }
+            fn log(a: Self) -> Self { a }
+            fn tanh(a: Self) -> Self { a }
+            fn sigmoid(a: Self) -> Self { a }
+            fn sqrt(a: Self) -> Self { a }
         }
     )*};
 }
@@ -100,10 +130,22 @@ impl Arith for bool {
     fn exp(a: Self) -> Self {
         a
     }
+    fn log(a: Self) -> Self {
+        a
+    }
+    fn tanh(a: Self) -> Self {
+        a
+    }
+    fn sigmoid(a: Self) -> Self {
+        a
+    }
+    fn sqrt(a: Self) -> Self {
+        a
+    }
 }
 
 /// `x` in `dtype`: itself when it has it, else converted (a copy).
-fn as_dtype(x: &Tensor, dtype: DType) -> Result<Tensor> {
+pub(crate) fn as_dtype(x: &Tensor, dtype: DType) -> Result<Tensor> {
     if x.dtype() == dtype {
         Ok(x.clone())
     } else {
@@ -113,7 +155,7 @@ fn as_dtype(x: &Tensor, dtype: DType) -> Result<Tensor> {
 
 /// The values of `x` (any layout) in row-major order into a new contiguous tensor of `T`, each
 /// mapped by `f`.
-fn map_into<X: Element, T: Element>(
+pub(crate) fn map_into<X: Element, T: Element>(
     op: &'static str,
     x: &Tensor,
     f: impl Fn(X) -> T,
@@ -183,7 +225,7 @@ macro_rules! unary_kernel {
     ($name:ident, $op:literal, $method:ident) => {
         #[kernel(op = $op, key = CpuNaive)]
         pub(crate) fn $name(x: &Tensor) -> Result<Tensor> {
-            unary($op, x, |dtype| with_element!(dtype, T => |op, x| map_into::<T, T>(op, x, T::$method)))
+            unary($op, x, |dtype| with_element!(dtype, T => |op, x| map_into::<T, T>(op, x, <T as Arith>::$method)))
         }
     };
 }
@@ -191,6 +233,10 @@ macro_rules! unary_kernel {
 unary_kernel!(neg_naive, "neg", neg);
 unary_kernel!(relu_naive, "relu", relu);
 unary_kernel!(exp_naive, "exp", exp);
+unary_kernel!(log_naive, "log", log);
+unary_kernel!(tanh_naive, "tanh", tanh);
+unary_kernel!(sigmoid_naive, "sigmoid", sigmoid);
+unary_kernel!(sqrt_naive, "sqrt", sqrt);
 
 /// The sum of `x`'s elements: floats in `f64` (slow but accurate, what an oracle should be),
 /// integers and booleans in wrapping `i64`.

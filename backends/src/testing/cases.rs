@@ -4,6 +4,7 @@
 //! expanded), broadcasting, and one large length.
 
 use std::fmt;
+use std::rc::Rc;
 
 use switchyard::ops;
 use switchyard::{DType, Device, DispatchError, Result, Tensor};
@@ -15,8 +16,8 @@ use super::values::{self, Values};
 pub(crate) type Call = Box<dyn Fn(&[Tensor], Device) -> Result<Tensor>>;
 
 /// The per-element error scale of a case's result (see `Tolerance::Accumulated`), from its
-/// inputs on the CPU.
-pub(crate) type Scale = fn(&[Tensor]) -> Result<Vec<f64>>;
+/// inputs on the CPU (a closure: a reduction's scale depends on its dimensions).
+pub(crate) type Scale = Rc<dyn Fn(&[Tensor]) -> Result<Vec<f64>>>;
 
 /// One op call to check.
 pub(crate) struct Case {
@@ -47,7 +48,7 @@ impl Case {
         self
     }
 
-    fn scale(mut self, scale: Scale) -> Case {
+    pub(crate) fn scale(mut self, scale: Scale) -> Case {
         self.scale = Some(scale);
         self
     }
@@ -177,13 +178,13 @@ impl Plan {
     pub(crate) const WIDEST: usize = 1 << 20;
 
     /// The widest lane count (at least 8).
-    fn wide(&self) -> usize {
+    pub(crate) fn wide(&self) -> usize {
         self.lanes.iter().copied().max().unwrap_or(8).max(8)
     }
 
     /// Contiguous shapes at the edges: 0-d, empty, one element, odd, each width ± 1, a matrix,
     /// an empty matrix, and the large length.
-    fn edge_shapes(&self) -> Vec<Vec<usize>> {
+    pub(crate) fn edge_shapes(&self) -> Vec<Vec<usize>> {
         let mut lengths = vec![0, 1, 7];
         for &lanes in &self.lanes {
             lengths.extend([lanes.saturating_sub(1), lanes, lanes + 1]);
@@ -197,7 +198,7 @@ impl Plan {
     }
 
     /// One input of each shape and layout a one-operand op is checked on.
-    fn inputs(&self, dtype: DType, values: Values, seed: u64) -> Vec<Input> {
+    pub(crate) fn inputs(&self, dtype: DType, values: Values, seed: u64) -> Vec<Input> {
         let wide = self.wide();
         let mut inputs: Vec<Input> = self
             .edge_shapes()
@@ -231,7 +232,7 @@ pub(crate) fn without_special_values(cases: &mut [Case]) {
 
 /// Mixed-dtype pairs for the promoting ops: integer with float, two integers, the two 16-bit
 /// floats (which promote to `f32`), `bool` with a float and with an integer.
-const MIXED: [(DType, DType); 7] = [
+pub(crate) const MIXED: [(DType, DType); 7] = [
     (DType::I32, DType::F32),
     (DType::U8, DType::I64),
     (DType::F16, DType::BF16),
@@ -241,7 +242,7 @@ const MIXED: [(DType, DType); 7] = [
     (DType::F32, DType::F64),
 ];
 
-type Binary = fn(&Tensor, &Tensor) -> Result<Tensor>;
+pub(crate) type Binary = fn(&Tensor, &Tensor) -> Result<Tensor>;
 type Unary = fn(&Tensor) -> Result<Tensor>;
 
 /// The cases of `op` on every dtype, or `None` for an op the kit does not know.
@@ -276,8 +277,22 @@ pub(crate) fn cases(op: &str, plan: &Plan) -> Option<Vec<Case>> {
         "exp_" => Some(("exp_", exp_in_place, Values::WithSpecials, None)),
         "fill_" => Some(("fill_", fill_in_place, Values::WithSpecials, None)),
         "zero_" => Some(("zero_", zero_in_place, Values::WithSpecials, None)),
-        "sum" => Some(("sum", ops::try_sum, Values::Finite, Some(sum_scale))),
-        "mean" => Some(("mean", ops::try_mean, Values::Finite, Some(mean_scale))),
+        "sum" => Some((
+            "sum",
+            ops::try_sum,
+            Values::Finite,
+            Some(Rc::new(sum_scale)),
+        )),
+        "mean" => Some((
+            "mean",
+            ops::try_mean,
+            Values::Finite,
+            Some(Rc::new(mean_scale)),
+        )),
+        "log" => Some(("log", ops::try_log, Values::WithSpecials, Some(ones()))),
+        "tanh" => Some(("tanh", ops::try_tanh, Values::WithSpecials, None)),
+        "sigmoid" => Some(("sigmoid", ops::try_sigmoid, Values::WithSpecials, None)),
+        "sqrt" => Some(("sqrt", ops::try_sqrt, Values::WithSpecials, None)),
         _ => None,
     };
     if let Some((name, f, values, scale)) = unary {
@@ -288,7 +303,10 @@ pub(crate) fn cases(op: &str, plan: &Plan) -> Option<Vec<Case>> {
         "full" => full_cases(plan),
         "to_dtype" => to_dtype_cases(),
         "to" => to_cases(plan),
-        _ => super::view_cases::view_cases(op)?,
+        _ => match super::nn_cases::nn_cases(op, plan) {
+            Some(cases) => cases,
+            None => super::view_cases::view_cases(op)?,
+        },
     })
 }
 
@@ -345,14 +363,14 @@ fn unary_cases(
     for dtype in DType::ALL {
         for input in plan.inputs(dtype, values, 1) {
             let mut case = Case::new(op, vec![input], Box::new(move |xs, _| f(&xs[0])));
-            case.scale = scale;
+            case.scale = scale.clone();
             cases.push(case);
         }
     }
     cases
 }
 
-fn binary_cases(op: &'static str, f: Binary, plan: &Plan) -> Vec<Case> {
+pub(crate) fn binary_cases(op: &'static str, f: Binary, plan: &Plan) -> Vec<Case> {
     let call = move || -> Call { Box::new(move |xs, _| f(&xs[0], &xs[1])) };
     let specials = Values::WithSpecials;
     let wide = plan.wide();
@@ -423,7 +441,7 @@ fn matmul_cases(plan: &Plan) -> Vec<Case> {
     let mut cases = Vec::new();
     let mut push = |(x, y): (Input, Input)| {
         let call: Call = Box::new(|xs, _| ops::try_matmul(&xs[0], &xs[1]));
-        cases.push(Case::new("matmul", vec![x, y], call).scale(matmul_scale));
+        cases.push(Case::new("matmul", vec![x, y], call).scale(Rc::new(matmul_scale)));
     };
     for dtype in DType::ALL {
         let operands = |(m, k, n): (usize, usize, usize), lx: Layout, ly: Layout| {
@@ -514,6 +532,14 @@ fn to_cases(plan: &Plan) -> Vec<Case> {
         }
     }
     cases
+}
+
+/// A scale of 1 for every element of the result: with [`Tolerance::Accumulated`], `epsilon` is
+/// then an absolute error (WGSL states `log`'s accuracy near 1 so).
+///
+/// [`Tolerance::Accumulated`]: super::Tolerance::Accumulated
+pub(crate) fn ones() -> Scale {
+    Rc::new(|xs| Ok(vec![1.0; xs.first().map_or(0, Tensor::numel)]))
 }
 
 /// `n · Σ|xᵢ|`: the error scale of a sum of `n` terms.

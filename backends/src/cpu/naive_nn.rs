@@ -1,0 +1,219 @@
+//! The naive CPU kernels of the ops in `switchyard::ops` that a small network needs beyond the
+//! arithmetic of [`naive`](super::naive): reductions along dimensions, comparisons, `where`, and
+//! the `arange`, `rand`, `randn` factories. Same rules as there: any layout, every dtype, plain
+//! loops, a fresh contiguous output; the oracle of every other backend.
+
+use switchyard::ops::{
+    arange, argmax, eq, ge, gt, le, lt, max_dim, mean_dim, ne, rand_seeded, randn_seeded, sum_dim,
+    where_cond,
+};
+use switchyard::rules::{self, Reduction};
+use switchyard::{
+    DType, Device, Element, Result, Scalar, Tensor, host_buffer, kernel, random, with_element,
+};
+
+use super::naive::as_dtype;
+
+/// `f` applied to each run of `r.inner` elements of `x` that one result element reduces, in the
+/// result's row-major order, into a new tensor of `dtype` and the reduction's shape.
+fn reduce<X: Element, T: Element>(
+    op: &'static str,
+    x: &Tensor,
+    r: &Reduction,
+    mut f: impl FnMut(&mut dyn Iterator<Item = X>) -> T,
+) -> Result<Tensor> {
+    let len = Tensor::checked_numel(op, &r.shape, T::DTYPE)?;
+    let view = rules::reduction_view(x, r)?;
+    let values = view.host::<X>(op)?;
+    let mut out = host_buffer::<T>(op, len)?;
+    let mut all = values.iter();
+    for _ in 0..len {
+        out.push(f(&mut all.by_ref().take(r.inner)));
+    }
+    Tensor::from_host(out, &r.shape)
+}
+
+/// The sum of `values`: floats in `f64` from +0 (as `sum` does: slow, accurate, what an oracle
+/// should be), integers and booleans in wrapping `i64`.
+fn total<X: Element>(values: &mut dyn Iterator<Item = X>) -> Scalar {
+    if X::DTYPE.is_float() {
+        Scalar::Float(values.fold(0.0, |acc, a| acc + a.to_scalar().as_f64()))
+    } else {
+        Scalar::Int(values.fold(0i64, |acc, a| acc.wrapping_add(a.to_scalar().as_i64())))
+    }
+}
+
+#[kernel(op = "sum_dim", key = CpuNaive)]
+fn sum_dim_naive(x: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
+    const OP: &str = "sum_dim";
+    let r = rules::reduction(OP, x.shape(), dims, keepdim)?;
+    with_element!(x.dtype(), X => with_element!(rules::sum(x.dtype()), T => {
+        reduce::<X, T>(OP, x, &r, |run| T::from_scalar(total(run)))
+    }))
+}
+
+#[kernel(op = "mean_dim", key = CpuNaive)]
+fn mean_dim_naive(x: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
+    const OP: &str = "mean_dim";
+    rules::mean_dim(x.dtype())?;
+    let r = rules::reduction(OP, x.shape(), dims, keepdim)?;
+    // 0 / 0 is NaN: the mean of nothing, as `mean`'s.
+    let count = r.inner as f64;
+    with_element!(x.dtype(), T => {
+        reduce::<T, T>(OP, x, &r, |run| T::from_scalar(Scalar::Float(total(run).as_f64() / count)))
+    })
+}
+
+/// Whether `a` is NaN (the one value unequal to itself); never for integers and `bool`.
+#[allow(clippy::eq_op)]
+fn is_nan<T: Element>(a: T) -> bool {
+    a != a
+}
+
+/// The index and value of the maximum of `values` (at least one): the first on ties, the first
+/// NaN if there is one.
+fn max_with_index<T: Element>(values: &mut dyn Iterator<Item = T>) -> (usize, T) {
+    let mut best: Option<(usize, T)> = None;
+    for (i, v) in values.enumerate() {
+        best = match best {
+            Some((_, b)) if is_nan(b) => best,
+            Some((_, b)) if !(is_nan(v) || v > b) => best,
+            _ => Some((i, v)),
+        };
+    }
+    best.expect("the reduction's extent was checked to be non-empty")
+}
+
+/// The reduction of `max_dim` and `argmax`: along one dimension, never an empty one.
+fn max_reduction(op: &'static str, x: &Tensor, dim: usize, keepdim: bool) -> Result<Reduction> {
+    let r = rules::reduction(op, x.shape(), &[dim], keepdim)?;
+    rules::nonempty_reduction(op, x.shape(), &r)?;
+    Ok(r)
+}
+
+#[kernel(op = "max_dim", key = CpuNaive)]
+fn max_dim_naive(x: &Tensor, dim: usize, keepdim: bool) -> Result<Tensor> {
+    const OP: &str = "max_dim";
+    let r = max_reduction(OP, x, dim, keepdim)?;
+    with_element!(x.dtype(), T => reduce::<T, T>(OP, x, &r, |run| max_with_index(run).1))
+}
+
+#[kernel(op = "argmax", key = CpuNaive)]
+fn argmax_naive(x: &Tensor, dim: usize, keepdim: bool) -> Result<Tensor> {
+    const OP: &str = "argmax";
+    let r = max_reduction(OP, x, dim, keepdim)?;
+    with_element!(x.dtype(), T => {
+        reduce::<T, i64>(OP, x, &r, |run| max_with_index(run).0 as i64)
+    })
+}
+
+/// The six comparisons.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Comparison {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Comparison {
+    /// IEEE's answers: every comparison with NaN is false but `ne`.
+    fn holds<T: PartialOrd>(self, a: T, b: T) -> bool {
+        match self {
+            Comparison::Eq => a == b,
+            Comparison::Ne => a != b,
+            Comparison::Lt => a < b,
+            Comparison::Le => a <= b,
+            Comparison::Gt => a > b,
+            Comparison::Ge => a >= b,
+        }
+    }
+}
+
+fn compare(op: &'static str, x: &Tensor, y: &Tensor, how: Comparison) -> Result<Tensor> {
+    let dtype = rules::compare(x.dtype(), y.dtype());
+    let (x, y, shape) = rules::broadcast_pair(op, x, y)?;
+    let (x, y) = (as_dtype(&x, dtype)?, as_dtype(&y, dtype)?);
+    with_element!(dtype, T => {
+        let (xv, yv) = (x.host::<T>(op)?, y.host::<T>(op)?);
+        let mut out = host_buffer::<bool>(op, x.numel())?;
+        out.extend(xv.iter().zip(yv.iter()).map(|(a, b)| how.holds(a, b)));
+        Tensor::from_host(out, &shape)
+    })
+}
+
+macro_rules! comparison_kernel {
+    ($name:ident, $op:literal, $how:ident) => {
+        #[kernel(op = $op, key = CpuNaive)]
+        fn $name(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+            compare($op, x, y, Comparison::$how)
+        }
+    };
+}
+
+comparison_kernel!(eq_naive, "eq", Eq);
+comparison_kernel!(ne_naive, "ne", Ne);
+comparison_kernel!(lt_naive, "lt", Lt);
+comparison_kernel!(le_naive, "le", Le);
+comparison_kernel!(gt_naive, "gt", Gt);
+comparison_kernel!(ge_naive, "ge", Ge);
+
+#[kernel(op = where_cond, key = CpuNaive)]
+fn where_naive(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    const OP: &str = "where";
+    let dtype = rules::where_cond(cond.dtype(), x.dtype(), y.dtype())?;
+    let (views, shape) = rules::broadcast_all(OP, &[cond, x, y])?;
+    let (x, y) = (as_dtype(&views[1], dtype)?, as_dtype(&views[2], dtype)?);
+    let c = views[0].host::<bool>(OP)?;
+    with_element!(dtype, T => {
+        let (xv, yv) = (x.host::<T>(OP)?, y.host::<T>(OP)?);
+        let mut out = host_buffer::<T>(OP, x.numel())?;
+        out.extend(c.iter().zip(xv.iter().zip(yv.iter())).map(|(c, (a, b))| if c { a } else { b }));
+        Tensor::from_host(out, &shape)
+    })
+}
+
+#[kernel(op = "arange", key = CpuNaive)]
+fn arange_naive(n: usize, dtype: DType, _device: Device) -> Result<Tensor> {
+    const OP: &str = "arange";
+    rules::arange(n, dtype)?;
+    Tensor::checked_numel(OP, &[n], dtype)?;
+    with_element!(dtype, T => {
+        let mut out = host_buffer::<T>(OP, n)?;
+        // `i < n ≤ isize::MAX` fits an `i64`.
+        out.extend((0..n).map(|i| T::from_scalar(Scalar::Int(i as i64))));
+        Tensor::from_host(out, &[n])
+    })
+}
+
+/// A tensor of `shape` and float `dtype` whose element `i` is `value(dtype, seed, offset + i)`.
+fn random_tensor(
+    op: &'static str,
+    shape: &[usize],
+    (seed, offset): (i64, i64),
+    dtype: DType,
+    value: fn(DType, u64, u64) -> f64,
+) -> Result<Tensor> {
+    rules::random(op, dtype)?;
+    let len = Tensor::checked_numel(op, shape, dtype)?;
+    let (seed, offset) = (seed as u64, offset as u64);
+    with_element!(dtype, T => {
+        let mut out = host_buffer::<T>(op, len)?;
+        out.extend((0..len as u64).map(|i| {
+            T::from_scalar(Scalar::Float(value(dtype, seed, offset.wrapping_add(i))))
+        }));
+        Tensor::from_host(out, shape)
+    })
+}
+
+#[kernel(op = rand_seeded, key = CpuNaive)]
+fn rand_naive(shape: &[usize], seed: i64, offset: i64, dtype: DType, _: Device) -> Result<Tensor> {
+    random_tensor("rand", shape, (seed, offset), dtype, random::uniform_value)
+}
+
+#[kernel(op = randn_seeded, key = CpuNaive)]
+fn randn_naive(shape: &[usize], seed: i64, offset: i64, dtype: DType, _: Device) -> Result<Tensor> {
+    random_tensor("randn", shape, (seed, offset), dtype, random::normal_value)
+}

@@ -1,0 +1,281 @@
+//! The cases of the ops a small network needs: reductions along dimensions, comparisons,
+//! `where`, and the `arange`, `rand`, `randn` factories (the elementwise `log`, `tanh`,
+//! `sigmoid`, `sqrt` are one-operand ops in `cases.rs`). Each on every dtype; refusals (a
+//! dimension out of range or repeated, an empty extent for `max_dim`, a non-`bool` condition, a
+//! range an integer dtype cannot hold) must come from both sides alike.
+
+use std::rc::Rc;
+
+use switchyard::ops;
+use switchyard::rules;
+use switchyard::{DType, Tensor};
+
+use super::cases::{Call, Case, Input, Layout, MIXED, Plan, Scale, binary_cases};
+use super::values::Values;
+
+/// The cases of `op`, or `None` if it is none of this file's ops.
+pub(crate) fn nn_cases(op: &str, plan: &Plan) -> Option<Vec<Case>> {
+    let comparison: Option<(&'static str, super::cases::Binary)> = match op {
+        "eq" => Some(("eq", ops::try_eq)),
+        "ne" => Some(("ne", ops::try_ne)),
+        "lt" => Some(("lt", ops::try_lt)),
+        "le" => Some(("le", ops::try_le)),
+        "gt" => Some(("gt", ops::try_gt)),
+        "ge" => Some(("ge", ops::try_ge)),
+        _ => None,
+    };
+    if let Some((name, f)) = comparison {
+        return Some(binary_cases(name, f, plan));
+    }
+    Some(match op {
+        "sum_dim" => sum_dim_cases(plan, false),
+        "mean_dim" => sum_dim_cases(plan, true),
+        "max_dim" => max_cases(plan, false),
+        "argmax" => max_cases(plan, true),
+        "where" => where_cases(plan),
+        "arange" => arange_cases(plan),
+        "rand" => random_cases(plan, false),
+        "randn" => random_cases(plan, true),
+        _ => return None,
+    })
+}
+
+/// The inputs reductions run on, with the dimensions each is reduced along: matrices along each
+/// dimension, both and none; a 3-d tensor along inner, outer and split dimensions (given out of
+/// order); empty extents reduced and kept; a 0-d tensor; the large length; the non-contiguous
+/// layouts (transposed, strided, offset, expanded); many rows of a width past the widest lane.
+/// And two refusals: a dimension out of range and one given twice.
+fn reduction_inputs(plan: &Plan, dtype: DType, values: Values) -> Vec<(Input, Vec<usize>)> {
+    let wide = plan.wide();
+    let input = |shape: &[usize], layout: Layout| Input::new(dtype, shape, layout, values, 1);
+    let contiguous = |shape: &[usize]| input(shape, Layout::Contiguous);
+    vec![
+        (contiguous(&[3, 5]), vec![0]),
+        (contiguous(&[3, 5]), vec![1]),
+        (contiguous(&[3, 5]), vec![0, 1]),
+        (contiguous(&[3, 5]), vec![]),
+        (contiguous(&[2, 3, 4]), vec![1]),
+        (contiguous(&[2, 3, 4]), vec![2, 0]),
+        (contiguous(&[2, 3, 4]), vec![0, 1]),
+        (contiguous(&[0, 3]), vec![0]),
+        (contiguous(&[0, 3]), vec![1]),
+        (contiguous(&[3, 0]), vec![1]),
+        (contiguous(&[]), vec![]),
+        (contiguous(&[7]), vec![0]),
+        (contiguous(&[plan.large]), vec![0]),
+        (contiguous(&[64, wide + 1]), vec![1]),
+        (contiguous(&[64, wide + 1]), vec![0]),
+        (input(&[wide + 1, 3], Layout::Transposed), vec![0]),
+        (input(&[wide + 1, 3], Layout::Transposed), vec![1]),
+        (input(&[2, wide + 1], Layout::Strided), vec![1]),
+        (input(&[9], Layout::Offset), vec![0]),
+        (input(&[3, 5], Layout::Expanded(vec![1, 5])), vec![0]),
+        (input(&[3, wide + 1], Layout::Expanded(vec![3, 1])), vec![1]),
+        // Refused on both sides.
+        (contiguous(&[3, 5]), vec![2]),
+        (contiguous(&[3, 5]), vec![1, 1]),
+    ]
+}
+
+fn sum_dim_cases(plan: &Plan, mean: bool) -> Vec<Case> {
+    let op = if mean { "mean_dim" } else { "sum_dim" };
+    let mut cases = Vec::new();
+    for dtype in DType::ALL {
+        for (input, dims) in reduction_inputs(plan, dtype, Values::Finite) {
+            for keepdim in [false, true] {
+                let note = format!("dims {dims:?}{}", if keepdim { ", keepdim" } else { "" });
+                let scale = reduction_scale(dims.clone(), mean);
+                let dims = dims.clone();
+                let call: Call = Box::new(move |xs, _| {
+                    if mean {
+                        ops::try_mean_dim(&xs[0], &dims, keepdim)
+                    } else {
+                        ops::try_sum_dim(&xs[0], &dims, keepdim)
+                    }
+                });
+                cases.push(
+                    Case::new(op, vec![input.clone()], call)
+                        .note(note)
+                        .scale(scale),
+                );
+            }
+        }
+    }
+    cases
+}
+
+/// Per element of the result, the error scale of its sum (`n · Σ|xᵢ|` over the `n` elements it
+/// reduces) or of its mean (`Σ|xᵢ|`), as `sum` and `mean` state theirs.
+fn reduction_scale(dims: Vec<usize>, mean: bool) -> Scale {
+    Rc::new(move |xs: &[Tensor]| {
+        let x = &xs[0];
+        let r = rules::reduction("conformance kit", x.shape(), &dims, false)?;
+        let values = x.try_to_f64_vec()?;
+        let mut scale = vec![0.0; r.outer];
+        for (i, v) in values.iter().enumerate() {
+            // Element `i`'s coordinates, innermost first; the kept ones make its result's index.
+            let (mut rest, mut at, mut step) = (i, 0, 1);
+            for (d, &extent) in x.shape().iter().enumerate().rev() {
+                if !r.reduced[d] {
+                    at += rest % extent * step;
+                    step *= extent;
+                }
+                rest /= extent;
+            }
+            scale[at] += v.abs();
+        }
+        if !mean {
+            scale.iter_mut().for_each(|s| *s *= r.inner as f64);
+        }
+        Ok(scale)
+    })
+}
+
+fn max_cases(plan: &Plan, index: bool) -> Vec<Case> {
+    let op = if index { "argmax" } else { "max_dim" };
+    let mut cases = Vec::new();
+    for dtype in DType::ALL {
+        // NaN, infinities and integer extremes: the maximum must propagate NaN and find the first
+        // of equal values (`bool` inputs are mostly ties) as the oracle does.
+        for (input, dims) in reduction_inputs(plan, dtype, Values::WithSpecials) {
+            // One dimension (a 0-d input gets dimension 0, refused alike).
+            let dim = match dims[..] {
+                [dim] => dim,
+                [] if input.shape.is_empty() => 0,
+                _ => continue,
+            };
+            for keepdim in [false, true] {
+                let note = format!("dim {dim}{}", if keepdim { ", keepdim" } else { "" });
+                let call: Call = Box::new(move |xs, _| {
+                    if index {
+                        ops::try_argmax(&xs[0], dim, keepdim)
+                    } else {
+                        ops::try_max_dim(&xs[0], dim, keepdim)
+                    }
+                });
+                cases.push(Case::new(op, vec![input.clone()], call).note(note));
+            }
+        }
+    }
+    cases
+}
+
+fn where_cases(plan: &Plan) -> Vec<Case> {
+    let specials = Values::WithSpecials;
+    let wide = plan.wide();
+    let call = || -> Call { Box::new(|xs, _| ops::try_where_cond(&xs[0], &xs[1], &xs[2])) };
+    let mut cases = Vec::new();
+    let cond =
+        |shape: &[usize], layout: Layout| Input::new(DType::Bool, shape, layout, specials, 3);
+    for dtype in DType::ALL {
+        let value = |shape: &[usize], layout: Layout, seed| {
+            Input::new(dtype, shape, layout, specials, seed)
+        };
+        // All three of each shape and layout a one-operand op gets.
+        for x in plan.inputs(dtype, specials, 1) {
+            let c = Input {
+                dtype: DType::Bool,
+                seed: 3,
+                ..x.clone()
+            };
+            let y = Input {
+                seed: 2,
+                ..x.clone()
+            };
+            cases.push(Case::new("where", vec![c, x, y], call()));
+        }
+        // Broadcasting among the three, and layouts that differ.
+        let triples = [
+            (
+                cond(&[3, 1], Layout::Contiguous),
+                value(&[1, 5], Layout::Contiguous, 1),
+                value(&[5], Layout::Contiguous, 2),
+            ),
+            (
+                cond(&[], Layout::Contiguous),
+                value(&[3, 5], Layout::Contiguous, 1),
+                value(&[3, 5], Layout::Transposed, 2),
+            ),
+            (
+                cond(&[3, 5], Layout::Transposed),
+                value(&[], Layout::Contiguous, 1),
+                value(&[3, 1], Layout::Contiguous, 2),
+            ),
+            (
+                cond(&[2, wide + 1], Layout::Strided),
+                value(&[2, 1], Layout::Contiguous, 1),
+                value(&[wide + 1], Layout::Contiguous, 2),
+            ),
+            (
+                cond(&[0, 5], Layout::Contiguous),
+                value(&[1, 5], Layout::Contiguous, 1),
+                value(&[5], Layout::Contiguous, 2),
+            ),
+        ];
+        for (c, x, y) in triples {
+            cases.push(Case::new("where", vec![c, x, y], call()));
+        }
+        // A condition that is not `bool`: refused alike.
+        if dtype != DType::Bool {
+            let c = value(&[7], Layout::Contiguous, 3);
+            let (x, y) = (
+                value(&[7], Layout::Contiguous, 1),
+                value(&[7], Layout::Contiguous, 2),
+            );
+            cases.push(Case::new("where", vec![c, x, y], call()));
+        }
+    }
+    // Promotion of the two values.
+    for (a, b) in MIXED {
+        let c = cond(&[3, 5], Layout::Contiguous);
+        let x = Input::new(a, &[3, 5], Layout::Contiguous, specials, 1);
+        let y = Input::new(b, &[5], Layout::Contiguous, specials, 2);
+        cases.push(Case::new("where", vec![c, x, y], call()));
+    }
+    cases
+}
+
+fn arange_cases(plan: &Plan) -> Vec<Case> {
+    let mut cases = Vec::new();
+    let mut lengths: Vec<usize> = plan.edge_shapes().into_iter().flatten().collect();
+    // Past what `u8` holds (refused) and past what `bf16` and `f16` hold exactly (rounded).
+    lengths.extend([256, 257, 3000]);
+    lengths.sort_unstable();
+    lengths.dedup();
+    for dtype in DType::ALL {
+        for &n in &lengths {
+            let call: Call = Box::new(move |_, device| ops::try_arange(n, dtype, device));
+            cases.push(Case::new("arange", vec![], call).note(format!("arange({n}, {dtype})")));
+        }
+    }
+    cases
+}
+
+fn random_cases(plan: &Plan, normal: bool) -> Vec<Case> {
+    let op = if normal { "randn" } else { "rand" };
+    let mut cases = Vec::new();
+    // Seeds and offsets: zero, ordinary, and all ones (the counter wraps past 2⁶⁴ within the
+    // call: `offset + i` is taken modulo 2⁶⁴ on every backend).
+    let streams = [(0, 0), (12_345, 1_000), (-1, -3)];
+    for dtype in DType::ALL {
+        for shape in plan.edge_shapes() {
+            for (seed, offset) in streams {
+                let note = format!("{op}({shape:?}, seed {seed}, offset {offset}, {dtype})");
+                let len: usize = shape.iter().product();
+                let shape = shape.clone();
+                let call: Call = Box::new(move |_, device| {
+                    if normal {
+                        ops::try_randn_seeded(&shape, seed, offset, dtype, device)
+                    } else {
+                        ops::try_rand_seeded(&shape, seed, offset, dtype, device)
+                    }
+                });
+                // With a scale of 1, `Accumulated`'s epsilon is an absolute error (a GPU's
+                // `randn` in `f32`).
+                let ones: Scale = Rc::new(move |_| Ok(vec![1.0; len]));
+                cases.push(Case::new(op, vec![], call).note(note).scale(ones));
+            }
+        }
+    }
+    cases
+}
