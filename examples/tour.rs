@@ -11,8 +11,7 @@ use switchyard::ops::{
     add, exp, full, matmul, mean, mul, relu, sum, try_add, try_full, try_matmul,
 };
 use switchyard::{
-    AliasKey, Device, DispatchKey, DispatchKeySet, Stack, Tensor, Value, call_boxed, find_op,
-    profile, trace,
+    Device, DispatchKey, DispatchKeySet, Stack, Tensor, Value, call_boxed, find_op, profile, trace,
 };
 use switchyard_backends as _; // links the CPU and GPU kernels: without it the linker drops them
 use switchyard_example_downstream::{scale, to_toy};
@@ -136,31 +135,47 @@ fn main() {
     call_boxed("mul", &mut stack).expect("mul(x, y) boxed");
     println!("call_boxed(\"mul\", [x, y]) left {}", stack.values()[0]);
 
+    section("autograd: a layer of the dispatcher");
+    {
+        // A leaf that requires grad carries the autograd key of its device (AutogradCpu), so
+        // its ops first meet their derivative kernels (key = Autograd), which run the backend
+        // kernel below and record a backward node.
+        let mut w = Tensor::from_vec::<f32>(vec![0.5, -1.0, 2.0], &[3, 1]).expect("3 values");
+        w.requires_grad_(true);
+        let prediction = matmul(&x, &w); // [2, 3] · [3, 1]
+        let loss = mean(&mul(&prediction, &prediction));
+        println!(
+            "loss = mean((x·w)²) = {loss}  (made by `{}`)",
+            loss.grad_fn().unwrap_or("?")
+        );
+        loss.backward();
+        println!("d loss / d w = {}", w.grad().expect("a gradient"));
+        let _no_grad = switchyard::autograd::no_grad();
+        println!(
+            "under no_grad, x·w requires grad: {}",
+            matmul(&x, &w).requires_grad()
+        );
+    }
+
     section("a kernel registered at run time, undone when its guard drops");
-    fn mul_autograd(keys: DispatchKeySet, x: &Tensor, y: &Tensor) -> switchyard::Result<Tensor> {
-        println!("  (autograd layer for mul ran, then continued below autograd)");
-        mul::redispatch(keys.below(AliasKey::Autograd), x, y)
+    fn mul_layer(keys: DispatchKeySet, x: &Tensor, y: &Tensor) -> switchyard::Result<Tensor> {
+        println!("  (a layer at Custom1 ran for mul, then continued below itself)");
+        mul::redispatch(keys.below(DispatchKey::Custom1), x, y)
     }
     {
-        let _registered = mul::register(AliasKey::Autograd, "mul_autograd", mul_autograd)
-            .expect("no other autograd kernel for mul");
-        let _grad = switchyard::include(DispatchKey::AutogradCpu);
-        // Only `mul` has an autograd kernel here: `mean` under AutogradCpu would be a
-        // missing-kernel error naming the op and the key, so call `mul` alone.
-        println!("mul(x, y) with AutogradCpu on = {}", mul(&x, &y));
+        let _registered = mul::register(DispatchKey::Custom1, "mul_layer", mul_layer)
+            .expect("no other Custom1 kernel for mul");
+        let _layer = switchyard::include(DispatchKey::Custom1);
+        // Only `mul` has a kernel at Custom1; other ops fall through it (a missing kernel at a
+        // layer key with no fallback is an error naming the op and the key).
+        println!("mul(x, y) with Custom1 on = {}", mul(&x, &y));
         let table = find_op("mul").expect("mul").table_dump();
-        let autograd_line = table
-            .lines()
-            .find(|l| l.contains("AutogradCpu"))
-            .unwrap_or("");
-        println!("mul's table now has: {}", autograd_line.trim());
+        let layer_line = table.lines().find(|l| l.contains("Custom1")).unwrap_or("");
+        println!("mul's table now has: {}", layer_line.trim());
     }
     let table = find_op("mul").expect("mul").table_dump();
-    let autograd_line = table
-        .lines()
-        .find(|l| l.contains("AutogradCpu"))
-        .unwrap_or("");
-    println!("after the guard:     {}", autograd_line.trim());
+    let layer_line = table.lines().find(|l| l.contains("Custom1")).unwrap_or("");
+    println!("after the guard:     {}", layer_line.trim());
     println!("(set SWITCHYARD_TRACE=1 to see every dispatch: op, keys, chosen key, kernel)");
 
     section("what is registered: dump()");

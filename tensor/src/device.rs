@@ -44,6 +44,19 @@ impl Device {
         }
     }
 
+    /// The autograd key a tensor on this device carries while it requires grad (the one paired
+    /// with [`Device::keys`]).
+    #[inline]
+    pub const fn autograd_keys(self) -> DispatchKeySet {
+        match self {
+            Device::Cpu => DispatchKeySet::AUTOGRAD_CPU,
+            Device::Wgpu => DispatchKeySet::AUTOGRAD_WGPU,
+            Device::PrivateUse1 => DispatchKeySet::AUTOGRAD_PRIVATE_USE1,
+            Device::PrivateUse2 => DispatchKeySet::AUTOGRAD_PRIVATE_USE2,
+            Device::PrivateUse3 => DispatchKeySet::AUTOGRAD_PRIVATE_USE3,
+        }
+    }
+
     /// The devices whose families meet `keys`, highest priority first.
     pub fn in_keys(keys: DispatchKeySet) -> impl Iterator<Item = Device> {
         Device::ALL

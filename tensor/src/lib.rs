@@ -19,12 +19,15 @@ pub use half;
 
 mod access;
 mod arg;
+pub mod autograd;
 mod device;
 mod element;
 mod inplace;
 mod methods;
 mod nn_ops;
+mod operators;
 pub mod ops;
+pub mod optim;
 mod print;
 pub mod random;
 pub mod rules;

@@ -35,6 +35,10 @@ pub struct TensorInner {
     pub(crate) strides: Dims,
     pub(crate) contiguous: bool,
     pub(crate) holder: Holder,
+    /// Autograd's record of this tensor (`None` for a tensor that does not require grad): its
+    /// gradient slot (a leaf) or the backward node that made it. Set only while the header has
+    /// one handle (`autograd::meta`), so it never changes under a reader.
+    pub(crate) autograd: Option<Arc<crate::autograd::AutogradMeta>>,
 }
 
 /// An n-dimensional array: a strided view of a storage that other views may share. Cloning is
@@ -406,8 +410,21 @@ impl Tensor {
     }
 
     /// `Ok` when this tensor can be written element by element; the error every in-place write
-    /// gives (naming `op`, the shape and strides) when [`Tensor::has_internal_overlap`].
+    /// gives (naming `op`, the shape and strides) when [`Tensor::has_internal_overlap`], or when
+    /// it requires grad while autograd records (in-place ops are not differentiated).
     pub fn check_writable(&self, op: &'static str) -> Result<(), DispatchError> {
+        if self.requires_grad() && crate::autograd::is_grad_enabled() {
+            return Err(DispatchError::kernel(
+                op,
+                format!(
+                    "cannot write in place into {}, which requires grad, while autograd \
+                     records: autograd does not differentiate in-place ops; use the \
+                     out-of-place op, or write under `autograd::no_grad()` (as an optimizer step \
+                     does)",
+                    self.summary()
+                ),
+            ));
+        }
         if !self.has_internal_overlap() {
             return Ok(());
         }

@@ -34,8 +34,9 @@ fn square_autograd(keys: DispatchKeySet, x: &Tensor) -> switchyard::Result<Tenso
 static MUL_AUTOGRAD_CALLS: AtomicUsize = AtomicUsize::new(0);
 
 /// An autograd layer for the standard `mul`, from outside the crate that declares it: counts,
-/// then continues below autograd.
-#[kernel(op = "switchyard::ops::mul", key = Autograd)]
+/// then continues below autograd. It replaces the library's derivative of `mul` in this test
+/// binary, so it says so (`overrides`).
+#[kernel(op = "switchyard::ops::mul", key = Autograd, overrides)]
 fn mul_autograd(keys: DispatchKeySet, x: &Tensor, y: &Tensor) -> switchyard::Result<Tensor> {
     MUL_AUTOGRAD_CALLS.fetch_add(1, Ordering::Relaxed);
     let _below = exclude(DispatchKeySet::AUTOGRAD);

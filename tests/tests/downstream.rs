@@ -117,20 +117,33 @@ fn dump_lists_ops_schemas_and_provenance() {
     }
 }
 
+/// The toy crate's fallback at `AutogradPrivateUse1` serves every op that has no derivative of
+/// its own (`downstream::scale`); an op with one (the standard ops' `Autograd` kernels, one per
+/// op for every backend) keeps it, which runs the toy kernel below autograd.
 #[test]
-fn a_downstream_fallback_serves_every_op_at_its_key() {
+fn a_downstream_fallback_serves_every_op_at_its_key_without_a_derivative() {
     let toy = to_toy(&Tensor::vector(&[1.0, 2.0])).unwrap();
     let _grad = switchyard::include(DispatchKey::AutogradPrivateUse1);
-    let err = switchyard::ops::try_add(&toy, &toy).unwrap_err();
+    let err = switchyard_example_downstream::try_scale(&toy, 2.0).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "op `add`: autograd is not implemented on the toy device; register an `Autograd` kernel \
-         for this op"
+        "op `downstream::scale`: autograd is not implemented on the toy device; register an \
+         `Autograd` kernel for this op"
     );
     assert!(matches!(
-        find_op("relu").unwrap().slot(DispatchKey::AutogradPrivateUse1).unwrap(),
+        find_op("downstream::scale").unwrap().slot(DispatchKey::AutogradPrivateUse1).unwrap(),
         SlotOrigin::Fallback(meta) if meta.name == "toy_autograd_not_implemented"
     ));
+    assert!(matches!(
+        find_op("add")
+            .unwrap()
+            .slot(DispatchKey::AutogradPrivateUse1)
+            .unwrap(),
+        SlotOrigin::AutogradAlias(_)
+    ));
+    let sum = switchyard::ops::try_add(&toy, &toy).unwrap();
+    assert_eq!(sum.device(), Device::PrivateUse1);
+    assert_eq!(sum.to_vec::<f32>(), [2.0, 4.0]);
     assert!(switchyard::dump().contains(
         "fallback AutogradPrivateUse1  toy_autograd_not_implemented from switchyard_example_downstream"
     ));

@@ -25,7 +25,8 @@ fn boxed(
 fn register(which: usize) -> Registration {
     match which {
         0 => mul::register(DispatchKey::Custom1, "custom1", custom).unwrap(),
-        1 => mul::register(AliasKey::Autograd, "autograd", custom).unwrap(),
+        // `mul` has the library's derivative at `Autograd`: replacing it is declared.
+        1 => mul::register_override(AliasKey::Autograd, "autograd", custom).unwrap(),
         2 => register_fallback(DispatchKey::Custom2, "boxed", boxed).unwrap(),
         3 => register_fallthrough(DispatchKey::Custom3).unwrap(),
         4 => mul::handle()

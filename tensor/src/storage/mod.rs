@@ -73,6 +73,9 @@ pub(crate) struct StorageImpl {
     len: usize,
     version: AtomicU64,
     borrows: AtomicUsize,
+    /// Made inside `autograd::inference_mode`: no version counter (writes count nothing), never
+    /// saved for backward.
+    inference: bool,
 }
 
 impl Drop for StorageImpl {
@@ -141,6 +144,7 @@ impl Holder {
             len,
             version: AtomicU64::new(0),
             borrows: AtomicUsize::new(0),
+            inference: crate::autograd::is_inference_mode_enabled(),
         })
     }
 
@@ -208,8 +212,15 @@ impl Storage {
     }
 
     /// Counts one in-place write that did not go through a host write guard (a device kernel's).
+    /// An inference tensor's storage counts nothing.
     pub fn bump_version(&self) {
-        self.imp().version.fetch_add(1, Ordering::AcqRel);
+        self.imp().count_write();
+    }
+
+    /// Whether the storage was made inside `autograd::inference_mode` (it has no version
+    /// counter).
+    pub fn is_inference(&self) -> bool {
+        self.imp().inference
     }
 
     /// Whether two handles share this storage.
@@ -268,7 +279,7 @@ impl Storage {
                  thread, or a slice of it alive on this one)",
             ));
         }
-        imp.version.fetch_add(1, Ordering::AcqRel);
+        imp.count_write();
         Ok(WriteGuard {
             storage: imp,
             ptr: block.as_ptr().cast::<T>(),
@@ -278,6 +289,14 @@ impl Storage {
 }
 
 impl StorageImpl {
+    /// One more version, unless this is an inference tensor's storage.
+    #[inline]
+    fn count_write(&self) {
+        if !self.inference {
+            self.version.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
     #[inline]
     fn host_block<T: Element>(&self, op: &'static str) -> Result<&Bytes, DispatchError> {
         if T::DTYPE != self.dtype {
@@ -391,6 +410,7 @@ pub(crate) fn new_header(
                                      strides: _,
                                      contiguous: _,
                                      holder: _,
+                                     autograd: _,
                                  }| {};
     // A raw pointer into a new `Arc` of which this is the only handle (`Arc::get_mut` would
     // prove that with an atomic compare-exchange on the weak count, which costs more here than
@@ -414,6 +434,7 @@ pub(crate) fn new_header(
         (&raw mut (*header).strides).write(strides);
         (&raw mut (*header).contiguous).write(contiguous);
         (&raw mut (*header).holder).write(holder);
+        (&raw mut (*header).autograd).write(None);
         Arc::from_raw(header)
     }
 }

@@ -1,0 +1,358 @@
+//! The derivatives of the standard ops: one `#[kernel(key = Autograd)]` each, which serves every
+//! backend. Each runs the op below autograd, then records a node whose backward computes the
+//! inputs' gradients with ordinary ops (on the device the op ran on).
+//!
+//! Ops whose results never require grad (`full`, comparisons, `argmax`) need none; ops with a
+//! body (the in-place ops, `softmax`, …) are differentiated through their decomposition.
+
+use switchyard::{DType, DispatchError, DispatchKeySet, kernel};
+
+use crate::autograd::meta::SavedTensor as Saved;
+use crate::autograd::record::{any_requires_grad, below, fit, info, record, run_below};
+use crate::ops::{
+    self, add, contiguous, copy_, div, exp, expand, matmul, mean, mul, narrow, neg, permute, relu,
+    reshape, select, slice, squeeze, sub, sum, to, to_dtype, transpose, unsqueeze, view,
+};
+use crate::{Device, Tensor};
+
+type Result<T> = std::result::Result<T, DispatchError>;
+
+/// `Some(f())` when `needed`: a gradient computed only for an input that requires grad.
+fn when(needed: bool, f: impl FnOnce() -> Result<Tensor>) -> Result<Option<Tensor>> {
+    if needed { f().map(Some) } else { Ok(None) }
+}
+
+/// `x` saved for the derivative of `op` when `needed`.
+fn save_if(needed: bool, op: &'static str, x: &Tensor) -> Result<Option<Saved>> {
+    if needed {
+        Saved::new(op, x).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// A saved tensor that `save_if` saved because the gradient computed now needs it.
+fn saved(s: &Option<Saved>) -> Result<&Tensor> {
+    match s {
+        Some(s) => s.get(),
+        None => Err(DispatchError::kernel(
+            "backward",
+            "a derivative needed a tensor it did not save (a bug in its formula)",
+        )),
+    }
+}
+
+/// The shape as `reshape` takes it.
+fn signed(shape: &[usize]) -> Vec<isize> {
+    shape.iter().map(|&d| d as isize).collect()
+}
+
+// Elementwise binary ops: each gradient is fitted to its input (undoing broadcast and promotion).
+
+#[kernel(op = "add", key = Autograd)]
+fn add_autograd(keys: DispatchKeySet, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let out = run_below(|| add::redispatch(below(keys), x, y))?;
+    let (xi, yi, nx, ny) = (info(x), info(y), x.requires_grad(), y.requires_grad());
+    Ok(record("add", &[x, y], out, move |g| {
+        Ok(vec![
+            when(nx, || fit(g.clone(), &xi))?,
+            when(ny, || fit(g.clone(), &yi))?,
+        ])
+    }))
+}
+
+#[kernel(op = "sub", key = Autograd)]
+fn sub_autograd(keys: DispatchKeySet, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let out = run_below(|| sub::redispatch(below(keys), x, y))?;
+    let (xi, yi, nx, ny) = (info(x), info(y), x.requires_grad(), y.requires_grad());
+    Ok(record("sub", &[x, y], out, move |g| {
+        Ok(vec![
+            when(nx, || fit(g.clone(), &xi))?,
+            when(ny, || fit(ops::try_neg(g)?, &yi))?,
+        ])
+    }))
+}
+
+#[kernel(op = "mul", key = Autograd)]
+fn mul_autograd(keys: DispatchKeySet, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let out = run_below(|| mul::redispatch(below(keys), x, y))?;
+    let (xi, yi, nx, ny) = (info(x), info(y), x.requires_grad(), y.requires_grad());
+    let (sx, sy) = (save_if(ny, "mul", x)?, save_if(nx, "mul", y)?);
+    Ok(record("mul", &[x, y], out, move |g| {
+        Ok(vec![
+            when(nx, || fit(ops::try_mul(g, saved(&sy)?)?, &xi))?,
+            when(ny, || fit(ops::try_mul(g, saved(&sx)?)?, &yi))?,
+        ])
+    }))
+}
+
+#[kernel(op = "div", key = Autograd)]
+fn div_autograd(keys: DispatchKeySet, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let out = run_below(|| div::redispatch(below(keys), x, y))?;
+    let (xi, yi, nx, ny) = (info(x), info(y), x.requires_grad(), y.requires_grad());
+    let sy = save_if(nx || ny, "div", y)?;
+    let so = save_if(ny, "div", &out)?;
+    Ok(record("div", &[x, y], out, move |g| {
+        let y = saved(&sy)?;
+        Ok(vec![
+            // d(x/y)/dx = 1/y
+            when(nx, || fit(ops::try_div(g, y)?, &xi))?,
+            // d(x/y)/dy = -x/y² = -out/y
+            when(ny, || {
+                let t = ops::try_div(&ops::try_mul(g, saved(&so)?)?, y)?;
+                fit(ops::try_neg(&t)?, &yi)
+            })?,
+        ])
+    }))
+}
+
+// Elementwise unary ops.
+
+#[kernel(op = "neg", key = Autograd)]
+fn neg_autograd(keys: DispatchKeySet, x: &Tensor) -> Result<Tensor> {
+    let out = run_below(|| neg::redispatch(below(keys), x))?;
+    let xi = info(x);
+    Ok(record("neg", &[x], out, move |g| {
+        Ok(vec![Some(fit(ops::try_neg(g)?, &xi)?)])
+    }))
+}
+
+#[kernel(op = "exp", key = Autograd)]
+fn exp_autograd(keys: DispatchKeySet, x: &Tensor) -> Result<Tensor> {
+    let out = run_below(|| exp::redispatch(below(keys), x))?;
+    let (xi, so) = (info(x), save_if(x.requires_grad(), "exp", &out)?);
+    Ok(record("exp", &[x], out, move |g| {
+        Ok(vec![Some(fit(ops::try_mul(g, saved(&so)?)?, &xi)?)])
+    }))
+}
+
+#[kernel(op = "relu", key = Autograd)]
+fn relu_autograd(keys: DispatchKeySet, x: &Tensor) -> Result<Tensor> {
+    let out = run_below(|| relu::redispatch(below(keys), x))?;
+    let (xi, so) = (info(x), save_if(x.requires_grad(), "relu", &out)?);
+    Ok(record("relu", &[x], out, move |g| {
+        // The gradient flows where the output is positive (0 at 0, as in PyTorch).
+        let out = saved(&so)?;
+        let zero = ops::try_full(&[], 0.0, out.dtype(), out.device())?;
+        let positive = ops::try_to_dtype(&ops::try_gt(out, &zero)?, g.dtype())?;
+        Ok(vec![Some(fit(ops::try_mul(g, &positive)?, &xi)?)])
+    }))
+}
+
+// Reductions and matmul.
+
+#[kernel(op = "sum", key = Autograd)]
+fn sum_autograd(keys: DispatchKeySet, x: &Tensor) -> Result<Tensor> {
+    let out = run_below(|| sum::redispatch(below(keys), x))?;
+    let xi = info(x);
+    Ok(record("sum", &[x], out, move |g| {
+        Ok(vec![Some(fit(spread(g, &xi.shape)?, &xi)?)])
+    }))
+}
+
+#[kernel(op = "mean", key = Autograd)]
+fn mean_autograd(keys: DispatchKeySet, x: &Tensor) -> Result<Tensor> {
+    let out = run_below(|| mean::redispatch(below(keys), x))?;
+    let (xi, n) = (info(x), x.numel());
+    Ok(record("mean", &[x], out, move |g| {
+        let count = ops::try_full(&[], n as f64, g.dtype(), g.device())?;
+        Ok(vec![Some(fit(
+            spread(&ops::try_div(g, &count)?, &xi.shape)?,
+            &xi,
+        )?)])
+    }))
+}
+
+/// A 0-d gradient spread over `shape` (an expanded view, then contiguous: the next derivative
+/// may write nothing into it, but kernels read a contiguous gradient faster).
+fn spread(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    ops::try_contiguous(&ops::try_expand(g, shape)?)
+}
+
+#[kernel(op = "matmul", key = Autograd)]
+fn matmul_autograd(keys: DispatchKeySet, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let out = run_below(|| matmul::redispatch(below(keys), x, y))?;
+    let (xi, yi, nx, ny) = (info(x), info(y), x.requires_grad(), y.requires_grad());
+    let (sx, sy) = (save_if(ny, "matmul", x)?, save_if(nx, "matmul", y)?);
+    Ok(record("matmul", &[x, y], out, move |g| {
+        Ok(vec![
+            // dL/dx = g · yᵀ, dL/dy = xᵀ · g (transposes are views: no copy)
+            when(nx, || {
+                let yt = ops::try_transpose(saved(&sy)?, 0, 1)?;
+                fit(ops::try_matmul(g, &yt)?, &xi)
+            })?,
+            when(ny, || {
+                let xt = ops::try_transpose(saved(&sx)?, 0, 1)?;
+                fit(ops::try_matmul(&xt, g)?, &yi)
+            })?,
+        ])
+    }))
+}
+
+// Conversions and moves.
+
+#[kernel(op = "to_dtype", key = Autograd)]
+fn to_dtype_autograd(keys: DispatchKeySet, x: &Tensor, dtype: DType) -> Result<Tensor> {
+    let out = run_below(|| to_dtype::redispatch(below(keys), x, dtype))?;
+    let xi = info(x);
+    Ok(record("to_dtype", &[x], out, move |g| {
+        Ok(vec![Some(fit(g.clone(), &xi)?)])
+    }))
+}
+
+#[kernel(op = "contiguous", key = Autograd)]
+fn contiguous_autograd(keys: DispatchKeySet, x: &Tensor) -> Result<Tensor> {
+    let out = run_below(|| contiguous::redispatch(below(keys), x))?;
+    Ok(record("contiguous", &[x], out, |g| {
+        Ok(vec![Some(g.clone())])
+    }))
+}
+
+#[kernel(op = "to", key = Autograd)]
+fn to_autograd(keys: DispatchKeySet, x: &Tensor, device: Device) -> Result<Tensor> {
+    let out = run_below(|| to::redispatch(below(keys), x, device))?;
+    let from = x.device();
+    Ok(record("to", &[x], out, move |g| {
+        Ok(vec![Some(ops::try_to(g, from)?)])
+    }))
+}
+
+// Views: the gradient takes the input's layout back.
+
+#[kernel(op = "view", key = Autograd)]
+fn view_autograd(keys: DispatchKeySet, x: &Tensor, shape: &[isize]) -> Result<Tensor> {
+    let out = run_below(|| view::redispatch(below(keys), x, shape))?;
+    Ok(record("view", &[x], out, reshape_back(x)))
+}
+
+#[kernel(op = "reshape", key = Autograd)]
+fn reshape_autograd(keys: DispatchKeySet, x: &Tensor, shape: &[isize]) -> Result<Tensor> {
+    let out = run_below(|| reshape::redispatch(below(keys), x, shape))?;
+    Ok(record("reshape", &[x], out, reshape_back(x)))
+}
+
+#[kernel(op = "squeeze", key = Autograd)]
+fn squeeze_autograd(keys: DispatchKeySet, x: &Tensor, dim: Option<usize>) -> Result<Tensor> {
+    let out = run_below(|| squeeze::redispatch(below(keys), x, dim))?;
+    Ok(record("squeeze", &[x], out, reshape_back(x)))
+}
+
+#[kernel(op = "unsqueeze", key = Autograd)]
+fn unsqueeze_autograd(keys: DispatchKeySet, x: &Tensor, dim: usize) -> Result<Tensor> {
+    let out = run_below(|| unsqueeze::redispatch(below(keys), x, dim))?;
+    Ok(record("unsqueeze", &[x], out, reshape_back(x)))
+}
+
+/// The derivative of an op that only reshapes: the gradient reshaped to the input's shape.
+fn reshape_back(
+    x: &Tensor,
+) -> impl Fn(&Tensor) -> Result<Vec<Option<Tensor>>>
++ Send
++ Sync
++ std::panic::RefUnwindSafe
++ std::panic::UnwindSafe
++ 'static {
+    let shape = signed(x.shape());
+    move |g| Ok(vec![Some(ops::try_reshape(g, &shape)?)])
+}
+
+#[kernel(op = "transpose", key = Autograd)]
+fn transpose_autograd(keys: DispatchKeySet, x: &Tensor, d0: usize, d1: usize) -> Result<Tensor> {
+    let out = run_below(|| transpose::redispatch(below(keys), x, d0, d1))?;
+    Ok(record("transpose", &[x], out, move |g| {
+        Ok(vec![Some(ops::try_transpose(g, d0, d1)?)])
+    }))
+}
+
+#[kernel(op = "permute", key = Autograd)]
+fn permute_autograd(keys: DispatchKeySet, x: &Tensor, dims: &[usize]) -> Result<Tensor> {
+    let out = run_below(|| permute::redispatch(below(keys), x, dims))?;
+    // The inverse permutation: dimension `dims[i]` of the input is dimension `i` of the output.
+    let mut inverse = vec![0; dims.len()];
+    for (i, &d) in dims.iter().enumerate() {
+        inverse[d] = i;
+    }
+    Ok(record("permute", &[x], out, move |g| {
+        Ok(vec![Some(ops::try_permute(g, &inverse)?)])
+    }))
+}
+
+#[kernel(op = "expand", key = Autograd)]
+fn expand_autograd(keys: DispatchKeySet, x: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let out = run_below(|| expand::redispatch(below(keys), x, shape))?;
+    let xi = info(x);
+    Ok(record("expand", &[x], out, move |g| {
+        Ok(vec![Some(fit(g.clone(), &xi)?)])
+    }))
+}
+
+#[kernel(op = "narrow", key = Autograd)]
+fn narrow_autograd(
+    keys: DispatchKeySet,
+    x: &Tensor,
+    dim: usize,
+    start: usize,
+    len: usize,
+) -> Result<Tensor> {
+    let out = run_below(|| narrow::redispatch(below(keys), x, dim, start, len))?;
+    let xi = info(x);
+    Ok(record("narrow", &[x], out, move |g| {
+        let grad = zeros_like(&xi)?;
+        ops::try_copy_(&mut ops::try_narrow(&grad, dim, start, len)?, g)?;
+        Ok(vec![Some(grad)])
+    }))
+}
+
+#[kernel(op = "slice", key = Autograd)]
+fn slice_autograd(
+    keys: DispatchKeySet,
+    x: &Tensor,
+    dim: usize,
+    start: usize,
+    end: usize,
+    step: usize,
+) -> Result<Tensor> {
+    let out = run_below(|| slice::redispatch(below(keys), x, dim, start, end, step))?;
+    let xi = info(x);
+    Ok(record("slice", &[x], out, move |g| {
+        let grad = zeros_like(&xi)?;
+        ops::try_copy_(&mut ops::try_slice(&grad, dim, start, end, step)?, g)?;
+        Ok(vec![Some(grad)])
+    }))
+}
+
+#[kernel(op = "select", key = Autograd)]
+fn select_autograd(keys: DispatchKeySet, x: &Tensor, dim: usize, index: usize) -> Result<Tensor> {
+    let out = run_below(|| select::redispatch(below(keys), x, dim, index))?;
+    let xi = info(x);
+    Ok(record("select", &[x], out, move |g| {
+        let grad = zeros_like(&xi)?;
+        ops::try_copy_(&mut ops::try_select(&grad, dim, index)?, g)?;
+        Ok(vec![Some(grad)])
+    }))
+}
+
+/// Zeros shaped, typed and placed as the input `info` describes.
+fn zeros_like(info: &crate::autograd::meta::InputInfo) -> Result<Tensor> {
+    ops::try_full(&info.shape, 0.0, info.dtype, info.device)
+}
+
+// In-place writes: autograd does not rewrite history yet, so a write that involves a tensor
+// that requires grad is refused (never a silently wrong gradient).
+
+#[kernel(op = "copy_", key = Autograd)]
+fn copy_autograd(keys: DispatchKeySet, dst: &mut Tensor, src: &Tensor) -> Result<()> {
+    if any_requires_grad(&[dst, src]) {
+        return Err(DispatchError::kernel(
+            "copy_",
+            format!(
+                "an in-place write into {} from {} while autograd records: one of them requires \
+                 grad, and autograd does not differentiate in-place ops; use the out-of-place \
+                 op, or write under `autograd::no_grad()` (as an optimizer step does)",
+                dst.summary(),
+                src.summary()
+            ),
+        ));
+    }
+    run_below(|| copy_::redispatch(below(keys), dst, src))
+}
