@@ -27,7 +27,7 @@ const NOT_CPU_SIMD: u64 = DispatchKeySet::BACKENDS.bits() & !DispatchKeySet::CPU
 /// remove the lowest backend key; what is left, `CpuSimd` aside, is a second family. (`CpuSimd`
 /// is left over only when the lowest key was `CpuNaive`, its own family.)
 #[inline(always)]
-pub(crate) fn mixes_families(keys: DispatchKeySet) -> bool {
+pub(crate) const fn mixes_families(keys: DispatchKeySet) -> bool {
     let backends = keys.bits() & DispatchKeySet::BACKENDS.bits();
     backends & backends.wrapping_sub(1) & NOT_CPU_SIMD != 0
 }
@@ -52,6 +52,103 @@ pub fn families(keys: DispatchKeySet) -> Vec<DispatchKeySet> {
         }
     }
     found
+}
+
+// ---- autograd pairing ----
+
+/// Backend keys are the lowest bits of a key set (checked below), so a set's backend part is a
+/// small number that indexes the tables below.
+const BACKEND_BITS: u32 = DispatchKeySet::BACKENDS.bits().count_ones();
+const _: () = assert!(DispatchKeySet::BACKENDS.bits() == (1 << BACKEND_BITS) - 1);
+
+/// Per set of backend keys: every bit but the autograd keys *not* paired with its highest
+/// backend key (with no backend key: every bit but the autograd keys). Built from the key
+/// table's pairs (`DispatchKey::autograd_backends`), so the pairing is written once.
+static PAIRED: [u64; 1 << BACKEND_BITS] = pairing_masks(false);
+
+/// [`PAIRED`], with 0 for the sets that meet two device families: the hot path's one load both
+/// pairs autograd and sends a device mismatch to the cold path (a call whose keys become empty
+/// finds no kernel there), replacing a separate `mixes_families` test.
+static PAIRED_ONE_FAMILY: [u64; 1 << BACKEND_BITS] = pairing_masks(true);
+
+const fn pairing_masks(zero_when_mixed: bool) -> [u64; 1 << BACKEND_BITS] {
+    let autograd = DispatchKeySet::AUTOGRAD.bits();
+    let mut table = [!autograd; 1 << BACKEND_BITS];
+    let mut backends = 1;
+    while backends < table.len() {
+        let keys = DispatchKeySet::from_bits_retain(backends as u64);
+        if zero_when_mixed && mixes_families(keys) {
+            table[backends] = 0;
+            backends += 1;
+            continue;
+        }
+        let highest = (u64::BITS - 1 - (backends as u64).leading_zeros()) as usize;
+        let Some(backend) = DispatchKey::from_index(highest) else {
+            panic!("backend keys are valid keys");
+        };
+        let mut paired = 0;
+        let mut i = 0;
+        while i < DispatchKey::ALL.len() {
+            if DispatchKey::ALL[i].autograd_backends().has(backend) {
+                paired |= DispatchKey::ALL[i].set().bits();
+            }
+            i += 1;
+        }
+        assert!(
+            paired.count_ones() == 1,
+            "every backend key pairs with one autograd key"
+        );
+        table[backends] = !autograd | paired;
+        backends += 1;
+    }
+    table
+}
+
+/// **The autograd pairing rule:** a call consults only the autograd key paired with its highest
+/// backend key, when that key is among the call's keys; every other autograd key is ignored.
+/// (PyTorch's rule: autograd is one functionality whose runtime key follows the backend.) So
+/// whatever autograd keys the arguments or the thread's include set add, a CPU call never runs
+/// `AutogradWgpu`'s slot, and a call whose highest backend is the GPU never a lower backend's.
+/// Without a backend key no autograd key is consulted.
+///
+/// `keys` are the arguments' and the thread's included keys, before exclusion: the backend that
+/// picks the pair is the highest one they name (excluding `CpuSimd` leaves the CPU's pair as it
+/// is), and exclusion only removes keys afterwards.
+#[inline(always)]
+pub(crate) fn paired_autograd_mask(keys: u64) -> u64 {
+    // The mask is a no-op the compiler can see: the index needs no bounds check.
+    PAIRED[(keys & DispatchKeySet::BACKENDS.bits()) as usize % PAIRED.len()]
+}
+
+/// [`paired_autograd_mask`], or 0 when `keys` meet two device families.
+#[inline(always)]
+pub(crate) fn paired_autograd_mask_one_family(keys: u64) -> u64 {
+    PAIRED_ONE_FAMILY[(keys & DispatchKeySet::BACKENDS.bits()) as usize % PAIRED_ONE_FAMILY.len()]
+}
+
+impl DispatchKeySet {
+    /// This set with the autograd pairing rule applied: of its autograd keys, only the one
+    /// paired with its highest backend key is kept (none without a backend key). The
+    /// dispatcher applies it to every call's keys (before the thread's exclusions); a kernel
+    /// that builds a key set for a redispatch by hand can apply it too.
+    ///
+    /// ```
+    /// use switchyard::DispatchKeySet;
+    ///
+    /// let keys = DispatchKeySet::CPU | DispatchKeySet::AUTOGRAD; // every autograd key
+    /// assert_eq!(
+    ///     keys.with_paired_autograd(),
+    ///     DispatchKeySet::CPU | DispatchKeySet::AUTOGRAD_CPU
+    /// );
+    /// // Another backend's autograd key is not the CPU's.
+    /// let odd = DispatchKeySet::CPU | DispatchKeySet::AUTOGRAD_WGPU;
+    /// assert_eq!(odd.with_paired_autograd(), DispatchKeySet::CPU);
+    /// ```
+    #[must_use]
+    #[inline]
+    pub fn with_paired_autograd(self) -> DispatchKeySet {
+        DispatchKeySet::from_bits_retain(self.bits() & paired_autograd_mask(self.bits()))
+    }
 }
 
 /// A name for one device family, registered with [`name_device!`](crate::name_device).
@@ -191,6 +288,44 @@ mod tests {
         assert_eq!(families(NAIVE | WGPU), [WGPU, CPU]);
         assert_eq!(family_of(DispatchKey::CpuNaive), CPU);
         assert_eq!(family_of(DispatchKey::Tracing), DispatchKeySet::EMPTY);
+    }
+
+    /// The tables agree with the key table's pairs and with `mixes_families` on every set of
+    /// backend keys.
+    #[test]
+    fn the_autograd_key_consulted_is_the_highest_backends() {
+        for backends in 0u64..1 << BACKEND_BITS {
+            let keys = DispatchKeySet::from_bits_retain(backends);
+            let expected: DispatchKeySet = match keys.highest() {
+                Some(highest) => DispatchKeySet::AUTOGRAD
+                    .keys()
+                    .filter(|a| a.autograd_backends().has(highest))
+                    .collect(),
+                None => DispatchKeySet::EMPTY,
+            };
+            assert_eq!(
+                expected.bits().count_ones(),
+                u32::from(!keys.is_empty()),
+                "backends {keys}"
+            );
+            let all = keys | DispatchKeySet::AUTOGRAD | DispatchKeySet::TRACING;
+            assert_eq!(
+                all.with_paired_autograd(),
+                keys | expected | DispatchKeySet::TRACING,
+                "backends {keys}"
+            );
+            assert_eq!(
+                keys.with_paired_autograd(),
+                keys,
+                "no autograd key: unchanged"
+            );
+            let one_family = all.bits() & paired_autograd_mask_one_family(all.bits());
+            if mixes_families(keys) {
+                assert_eq!(one_family, 0, "backends {keys}");
+            } else {
+                assert_eq!(one_family, all.with_paired_autograd().bits());
+            }
+        }
     }
 
     #[test]

@@ -10,6 +10,9 @@
 //! excludes carry random dtype bits too (which guards must ignore). The model resolves the call's
 //! column as DESIGN §3 with only the kernels that serve it.
 //!
+//! With autograd pairing: includes, excludes and arguments carry any autograd keys; the call
+//! consults only the one paired with its highest backend key (the model's `paired`).
+//!
 //! This file is its own test binary, so its global fallbacks touch no other test.
 
 use proptest::prelude::*;
@@ -236,6 +239,20 @@ fn in_column(r: &Registrations, column: DTypeColumn) -> Registrations {
     seen
 }
 
+/// The autograd pairing rule (ARCHITECTURE.md, "Autograd keys pair with the backend"): of the
+/// autograd keys that the arguments and includes carry, the call consults only the one paired
+/// with the highest backend key they carry (none without a backend key); exclusions apply after.
+fn paired(keys: DispatchKeySet) -> DispatchKeySet {
+    let paired = match keys.keys().find(|k| k.is_backend()) {
+        Some(backend) => DispatchKeySet::AUTOGRAD
+            .keys()
+            .filter(|&a| backend_of_autograd(a).is_some_and(|b| b.has(backend)))
+            .collect(),
+        None => DispatchKeySet::EMPTY,
+    };
+    keys - (DispatchKeySet::AUTOGRAD - paired)
+}
+
 fn model(r: &Registrations, call: &Call) -> Outcome {
     // The column comes from the arguments' dtypes alone: guards hold no dtype bits.
     let r = &in_column(r, call.args.column());
@@ -254,7 +271,7 @@ fn model(r: &Registrations, call: &Call) -> Outcome {
     if families.len() > 1 {
         return Outcome::Mismatch;
     }
-    let keys = ((call.args | include) - exclude).keys_only();
+    let keys = (paired(call.args | include) - exclude).keys_only();
     // What is still to dispatch on: a transparent mode redispatches with the keys below it.
     let mut remaining = keys;
     for key in keys.keys() {

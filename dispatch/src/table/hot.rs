@@ -1,4 +1,5 @@
-//! The typed hot path: `(arg_keys ∪ included) − excluded`; the column of the call's dtypes (one
+//! The typed hot path: `(arg_keys ∪ included) − excluded`, autograd paired with the backend (and
+//! the device-family check) in one load; the column of the call's dtypes (one
 //! byte-indexed load); that column's mask of non-fallthrough keys; highest bit; one load. It
 //! calls nothing, so the generated caller needs no stack frame; anything unusual returns `None`,
 //! and the caller tail-calls its cold path (`cold.rs`).
@@ -6,9 +7,10 @@
 use std::sync::atomic::Ordering;
 
 use crate::dtype::DType;
-use crate::family::mixes_families;
+use crate::family::{paired_autograd_mask, paired_autograd_mask_one_family};
 use crate::key::DispatchKeySet;
-use crate::table::{OpTable, highest_slot, key_bits, with_local_keys};
+use crate::local::local_masks;
+use crate::table::{OpTable, highest_slot, key_bits};
 
 impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     /// The hot path of every op call: the kernel for a call whose arguments carry `arg_keys`, and
@@ -33,10 +35,18 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         arg_keys: DispatchKeySet,
     ) -> Option<(F, DispatchKeySet)> {
         let table = self.base.get()?;
-        if CHECK_DEVICES && mixes_families(arg_keys) {
-            return None;
-        }
-        let keys = DispatchKeySet::from_bits_retain(with_local_keys(arg_keys));
+        // One load pairs autograd with the backend and, for an op that does not mix devices,
+        // empties the keys of a call whose arguments meet two device families: it then finds
+        // no kernel, and the cold path reports the mismatch. (Includes that add another
+        // device's key also go out of line; the cold path decides on the arguments alone.)
+        let local = local_masks();
+        let keys = arg_keys.bits() | local.included;
+        let mask = if CHECK_DEVICES {
+            paired_autograd_mask_one_family(keys)
+        } else {
+            paired_autograd_mask(keys)
+        };
+        let keys = DispatchKeySet::from_bits_retain(keys & local.kept & mask);
         let kernel = self.fast_kernel(table, keys)?;
         Some((kernel, keys))
     }

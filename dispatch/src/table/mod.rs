@@ -26,6 +26,7 @@ use linkme::DistributedSlice;
 use crate::boxing::Stack;
 use crate::dtype::{COLUMN_OF, ColumnSet, DTypeColumn, NUM_COLUMNS};
 use crate::error::DispatchError;
+use crate::family::paired_autograd_mask;
 use crate::key::{DispatchKey, DispatchKeySet, NUM_KEYS};
 use crate::local::local_masks;
 use crate::origin::{Conflict, KernelMeta, SlotOrigin};
@@ -189,12 +190,14 @@ fn highest_slot(masked: u32) -> usize {
     (31 - masked.leading_zeros()) as usize % SLOTS
 }
 
-/// The call's keys: `(arg_keys ∪ thread included) − thread excluded`. The thread's sets hold no
+/// The call's keys: `(arg_keys ∪ thread included) − thread excluded`, with only the autograd key
+/// paired with its highest backend (`family::paired_autograd_mask`). The thread's sets hold no
 /// dtype bits (`local.rs`), so the arguments' dtypes pass through unchanged.
 #[inline(always)]
 fn with_local_keys(arg_keys: DispatchKeySet) -> u64 {
     let local = local_masks();
-    (arg_keys.bits() | local.included) & local.kept
+    let keys = arg_keys.bits() | local.included;
+    keys & local.kept & paired_autograd_mask(keys)
 }
 
 /// The key bits of a call's keys, as the per-column masks hold them (keys are bits 0..22).
