@@ -95,6 +95,28 @@ fn gradients_accumulate_across_passes_and_through_shared_inputs_until_zero_grad(
     assert_eq!(grad_of(&x), [6.0]);
 }
 
+/// A long chain of recorded ops (a loss summed over many steps, an unrolled loop) is walked and
+/// freed without recursion: dropping it on a small thread stack must not overflow it.
+#[test]
+fn a_long_graph_runs_backward_and_drops_on_a_small_stack() {
+    let handle = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(|| {
+            let x = leaf(f32s(&[1.0], &[]));
+            let one = f32s(&[1.0], &[]);
+            let mut y = &x * &one;
+            for _ in 0..50_000 {
+                y = &y + &x;
+            }
+            y.backward();
+            assert_eq!(grad_of(&x), [50_001.0]);
+            drop(y); // the whole chain, from its newest node
+            x.grad().is_some()
+        })
+        .unwrap();
+    assert!(handle.join().expect("no stack overflow"));
+}
+
 #[test]
 fn results_record_their_op_and_leaves_do_not() {
     let x = leaf(f32s(&[1.0, 2.0], &[2]));

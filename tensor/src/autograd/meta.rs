@@ -114,6 +114,32 @@ pub(crate) struct Node {
     pub(crate) backward: BackwardFn,
 }
 
+/// Frees the nodes this one alone keeps alive one after another, not by recursion: a graph can
+/// be a chain as long as the loop that made it (a loss summed over many steps), and dropping it
+/// node within node would overflow the thread's stack, an abort.
+impl Drop for Node {
+    fn drop(&mut self) {
+        let mut orphans: Vec<Arc<Node>> = Vec::new();
+        take_node_edges(&mut self.edges, &mut orphans);
+        while let Some(node) = orphans.pop() {
+            // The last handle on `node`: empty its edges here, so its own drop has nothing to
+            // follow. Another handle elsewhere keeps it (and what it leads to) alive.
+            if let Some(mut node) = Arc::into_inner(node) {
+                take_node_edges(&mut node.edges, &mut orphans);
+            }
+        }
+    }
+}
+
+/// Moves the node handles out of `edges` into `into`.
+fn take_node_edges(edges: &mut Vec<Option<Edge>>, into: &mut Vec<Arc<Node>>) {
+    for edge in edges.drain(..).flatten() {
+        if let Edge::Node(node) = edge {
+            into.push(node);
+        }
+    }
+}
+
 impl fmt::Debug for Node {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}Backward", self.name)
