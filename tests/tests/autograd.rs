@@ -95,6 +95,25 @@ fn gradients_accumulate_across_passes_and_through_shared_inputs_until_zero_grad(
     assert_eq!(grad_of(&x), [6.0]);
 }
 
+/// Backward passes on several threads that share a leaf each add their whole gradient: none is
+/// lost to another thread's read-add-write of the same `.grad()`.
+#[test]
+fn concurrent_backward_passes_lose_no_gradient() {
+    let x = leaf(f32s(&[1.0, 2.0], &[2]));
+    let (threads, passes) = (4, 200);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                for _ in 0..passes {
+                    ops::sum(&(&x * &f32s(&[2.0, 3.0], &[2]))).backward();
+                }
+            });
+        }
+    });
+    let n = f64::from(threads * passes);
+    assert_eq!(grad_of(&x), [2.0 * n, 3.0 * n]);
+}
+
 /// A long chain of recorded ops (a loss summed over many steps, an unrolled loop) is walked and
 /// freed without recursion: dropping it on a small thread stack must not overflow it.
 #[test]

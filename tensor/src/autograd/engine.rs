@@ -177,18 +177,23 @@ impl LeafGradients {
         Ok(())
     }
 
-    /// Adds each gradient into its leaf's (computing every sum before writing any).
+    /// Adds each gradient into its leaf's, computing every sum before writing any. Every slot
+    /// stays locked from its read to its write (locks taken in address order, so two passes
+    /// never wait for each other in a cycle): a pass on another thread adding to the same leaf
+    /// waits instead of losing its gradient or this one's.
     fn accumulate(self) -> Result<()> {
-        let mut sums = Vec::with_capacity(self.grads.len());
-        for (meta, grad) in self.grads.into_values() {
-            let sum = match &*meta.grad_slot() {
-                Some(earlier) => ops::try_add(earlier, &grad)?,
-                None => grad,
-            };
-            sums.push((meta, sum));
+        let mut grads: Vec<(Arc<AutogradMeta>, Tensor)> = self.grads.into_values().collect();
+        grads.sort_by_key(|(meta, _)| Arc::as_ptr(meta));
+        let mut slots: Vec<_> = grads.iter().map(|(meta, _)| meta.grad_slot()).collect();
+        let mut sums = Vec::with_capacity(grads.len());
+        for ((_, grad), slot) in grads.iter().zip(&slots) {
+            sums.push(match &**slot {
+                Some(earlier) => ops::try_add(earlier, grad)?,
+                None => grad.clone(),
+            });
         }
-        for (meta, sum) in sums {
-            *meta.grad_slot() = Some(sum);
+        for (slot, sum) in slots.iter_mut().zip(sums) {
+            **slot = Some(sum);
         }
         Ok(())
     }
