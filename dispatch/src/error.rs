@@ -333,6 +333,14 @@ impl fmt::Display for DispatchError {
                          `{op}`; move them to a device that has a kernel, or link the backend crate",
                         crate::family_name(crate::family_of(*key))
                     ),
+                    crate::KeyGroup::Autograd => write!(
+                        f,
+                        "an argument requires grad (it carries `{key}`), and `{op}` has no \
+                         derivative; add one with `#[kernel(op = \"{op}\", key = Autograd)]` \
+                         (one kernel serves every backend), or compute it without autograd \
+                         (under `no_grad()`, or on detached arguments); switchyard's tensors also \
+                         offer `autograd::warn_not_implemented()`, which makes this a warning"
+                    ),
                     _ => write!(
                         f,
                         "`{key}` is active (a thread-local include or an argument's key) but \

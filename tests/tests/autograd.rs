@@ -313,7 +313,11 @@ fn an_op_without_a_derivative_is_an_error_by_default_and_a_warning_when_opted_in
     let x = leaf(f32s(&[1.0, 2.0], &[2]));
     let e = try_square_no_derivative(&x).unwrap_err().to_string();
     assert!(
-        e.contains("autograd_test::square_no_derivative") && e.contains("AutogradCpu"),
+        e.contains("autograd_test::square_no_derivative")
+            && e.contains("AutogradCpu")
+            && e.contains("has no derivative")
+            && e.contains("key = Autograd)]")
+            && e.contains("warn_not_implemented"),
         "{e}"
     );
     // Without grad the op runs.
@@ -331,6 +335,43 @@ fn an_op_without_a_derivative_is_an_error_by_default_and_a_warning_when_opted_in
     assert!(
         try_square_no_derivative(&x).is_err(),
         "the opt-in ends with its guard"
+    );
+}
+
+// An op whose derivative panics (a bug in a downstream derivative).
+#[op(name = "autograd_test::fragile")]
+pub fn fragile(x: &Tensor) -> Tensor;
+
+#[kernel(op = "fragile", key = CpuNaive)]
+fn fragile_cpu(x: &Tensor) -> switchyard::Result<Tensor> {
+    ops::try_mul(x, x)
+}
+
+#[kernel(op = "fragile", key = Autograd)]
+fn fragile_autograd(keys: DispatchKeySet, x: &Tensor) -> switchyard::Result<Tensor> {
+    let out = autograd::run_below(|| fragile::redispatch(keys.below(AliasKey::Autograd), x))?;
+    Ok(autograd::record("fragile", &[x], out, |_| {
+        panic!("a bug in fragile's derivative")
+    }))
+}
+
+#[test]
+fn a_panicking_derivative_is_an_error_of_try_backward_and_changes_no_gradient() {
+    let x = leaf(f32s(&[1.0, 2.0], &[2]));
+    ops::sum(&(&x * &x)).backward();
+    let before = grad_of(&x);
+    let loss = ops::sum(&(&fragile(&x) + &(&x * &x)));
+    let e = loss.try_backward().unwrap_err().to_string();
+    assert!(
+        e.contains("fragile")
+            && e.contains("panicked")
+            && e.contains("a bug in fragile's derivative"),
+        "{e}"
+    );
+    assert_eq!(grad_of(&x), before, "a failed pass adds nothing");
+    assert!(
+        autograd::is_grad_enabled(),
+        "the pass's no_grad guard is gone"
     );
 }
 

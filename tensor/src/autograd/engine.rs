@@ -82,7 +82,7 @@ fn run(root: &Arc<Node>, grad: Tensor, leaves: &mut LeafGradients) -> Result<()>
         let Some(grad) = gradients.remove(&id(&node)) else {
             continue; // unreachable: a node becomes ready with its gradient summed
         };
-        let grads = (node.backward)(&grad).map_err(|e| in_backward_of(&node, e))?;
+        let grads = call_derivative(&node, &grad)?;
         if grads.len() != node.edges.len() {
             return Err(DispatchError::kernel(
                 node.name,
@@ -128,6 +128,30 @@ fn run(root: &Arc<Node>, grad: Tensor, leaves: &mut LeafGradients) -> Result<()>
         }
     }
     Ok(())
+}
+
+/// Runs `node`'s derivative on `grad`. A derivative that panics (a bug in a downstream one) is
+/// an error of the pass like any other, so `try_backward` returns it and no gradient is added;
+/// derivatives are unwind-safe by their bound (`meta::Backward`), so nothing they touch is left
+/// torn.
+fn call_derivative(node: &Node, grad: &Tensor) -> Result<Vec<Option<Tensor>>> {
+    match std::panic::catch_unwind(|| (node.backward)(grad)) {
+        Ok(result) => result.map_err(|e| in_backward_of(node, e)),
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("a panic without a message");
+            Err(DispatchError::kernel(
+                node.name,
+                format!(
+                    "in the backward pass, the derivative of `{}` panicked: {message}",
+                    node.name
+                ),
+            ))
+        }
+    }
 }
 
 /// An error of a derivative, said to have happened in the backward pass.
