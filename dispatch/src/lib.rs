@@ -283,7 +283,7 @@ pub use switchyard_macros::op;
 ///
 /// ```
 /// use switchyard::ops::relu;
-/// use switchyard::{AliasKey, DispatchError, DispatchKey, DispatchKeySet, Tensor, kernel};
+/// use switchyard::{AliasKey, DispatchError, DispatchKey, DispatchKeySet, KernelKey, Tensor, kernel};
 ///
 /// pub const MY_DEVICE: DispatchKey = DispatchKey::PrivateUse2;
 ///
@@ -294,16 +294,19 @@ pub use switchyard_macros::op;
 ///     Err(DispatchError::kernel("relu", "my device is not plugged in"))
 /// }
 ///
-/// // A layer above the backends: takes the call's keys and continues below its own key.
-/// #[kernel(op = "relu", key = Autograd)]
-/// fn relu_autograd(keys: DispatchKeySet, x: &Tensor) -> Result<Tensor, DispatchError> {
-///     relu::redispatch(keys.below(AliasKey::Autograd), x)
+/// // A layer above the backends (a downstream functionality key): takes the call's keys and
+/// // continues below its own key. (`relu`'s `Autograd` slot is taken: the tensor crate's
+/// // derivative; replacing it would be declared with `overrides`.)
+/// #[kernel(op = "relu", key = Custom1)]
+/// fn relu_layer(keys: DispatchKeySet, x: &Tensor) -> Result<Tensor, DispatchError> {
+///     relu::redispatch(keys.below(DispatchKey::Custom1), x)
 /// }
 ///
 /// fn main() {
 ///     let registered = relu::handle().registrations();
 ///     assert!(registered.iter().any(|(key, meta)| *key == MY_DEVICE && meta.name == "relu_my_device"));
-///     assert!(relu::handle().table_dump().contains("[autograd alias]"));
+///     assert!(relu::handle().table_dump().contains("relu_layer"));
+///     assert!(registered.iter().any(|(key, _)| *key == KernelKey::Alias(AliasKey::Autograd)));
 /// }
 /// ```
 ///

@@ -44,17 +44,14 @@ impl Device {
         }
     }
 
-    /// The autograd key a tensor on this device carries while it requires grad (the one paired
-    /// with [`Device::keys`]).
+    /// The autograd key a tensor on this device carries while it requires grad: the one the
+    /// engine pairs with [`Device::keys`] (`AutogradCpu` for the CPU, …), taken from the
+    /// engine's pairing so that the two never disagree.
     #[inline]
-    pub const fn autograd_keys(self) -> DispatchKeySet {
-        match self {
-            Device::Cpu => DispatchKeySet::AUTOGRAD_CPU,
-            Device::Wgpu => DispatchKeySet::AUTOGRAD_WGPU,
-            Device::PrivateUse1 => DispatchKeySet::AUTOGRAD_PRIVATE_USE1,
-            Device::PrivateUse2 => DispatchKeySet::AUTOGRAD_PRIVATE_USE2,
-            Device::PrivateUse3 => DispatchKeySet::AUTOGRAD_PRIVATE_USE3,
-        }
+    pub fn autograd_keys(self) -> DispatchKeySet {
+        (self.keys() | DispatchKeySet::AUTOGRAD)
+            .with_paired_autograd()
+            .intersection(DispatchKeySet::AUTOGRAD)
     }
 
     /// The devices whose families meet `keys`, highest priority first.

@@ -162,3 +162,19 @@ fn a_cpu_tensor_that_requires_grad_meets_the_cpu_autograd_slot_under_any_include
     let plain = Tensor::vector(&[1.0, 2.0]);
     assert!(!mul(&plain, &plain).requires_grad());
 }
+
+/// A tensor that requires grad carries the autograd key the engine pairs with its device.
+#[test]
+fn every_device_carries_the_autograd_key_paired_with_its_backend() {
+    use switchyard::Device;
+    for device in Device::ALL {
+        let autograd = device.autograd_keys();
+        let key = autograd.highest().expect("one autograd key");
+        assert_eq!(autograd, key.set(), "{device}: exactly one key");
+        assert_eq!(
+            key.autograd_backends(),
+            device.keys(),
+            "{device}: {key} pairs with the device's backend keys"
+        );
+    }
+}
