@@ -51,6 +51,7 @@
 
 mod context;
 mod kernels;
+mod kernels_nn;
 mod layout;
 mod pipelines;
 mod pool;
