@@ -413,7 +413,10 @@ impl Context {
         data: &[u8],
     ) -> Result<PooledBuffer, DispatchError> {
         let buffer = self.alloc(op, len, dtype)?;
-        debug_assert_eq!(data.len() as u64, len as u64 * 4 * words_per(dtype).unwrap_or(1) as u64);
+        debug_assert_eq!(
+            data.len() as u64,
+            len as u64 * 4 * words_per(dtype).unwrap_or(1) as u64
+        );
         if !data.is_empty() {
             let mut batch = lock(&self.batch);
             // Recorded work may still use this buffer's previous tensor: submit it first, so the

@@ -397,7 +397,11 @@ fn matmul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     if let Some((params, groups)) = launch {
         gpu.dispatch(
             Kernel::Matmul,
-            &[xs.binding(), ys.binding(), (out.buffer(), bytes(len, DType::F32))],
+            &[
+                xs.binding(),
+                ys.binding(),
+                (out.buffer(), bytes(len, DType::F32)),
+            ],
             params,
             groups.map(|g| g as u32),
         );
@@ -435,14 +439,17 @@ fn to_wgpu(x: &Tensor, device: Device) -> Result<Tensor> {
             let gpu = context(OP)?;
             let buffer = match x.dtype() {
                 DType::F32 => match x.as_slice::<f32>() {
-                    Ok(values) => gpu.upload(OP, DType::F32, x.numel(), bytemuck::cast_slice(&values))?,
+                    Ok(values) => {
+                        gpu.upload(OP, DType::F32, x.numel(), bytemuck::cast_slice(&values))?
+                    }
                     Err(_) => {
                         let values = x.try_to_vec::<f32>()?;
                         gpu.upload(OP, DType::F32, values.len(), bytemuck::cast_slice(&values))?
                     }
                 },
                 DType::Bool => {
-                    let words: Vec<u32> = x.try_to_vec::<bool>()?.into_iter().map(u32::from).collect();
+                    let words: Vec<u32> =
+                        x.try_to_vec::<bool>()?.into_iter().map(u32::from).collect();
                     gpu.upload(OP, DType::Bool, words.len(), bytemuck::cast_slice(&words))?
                 }
                 _ => {

@@ -60,7 +60,11 @@ fn reduce_rows(
     scalar: f32,
 ) -> Result<Tensor> {
     let view = rules::reduction_view(x, r)?;
-    let rows = if dense(&view) { view } else { gather(op, &view)? };
+    let rows = if dense(&view) {
+        view
+    } else {
+        gather(op, &view)?
+    };
     launch(op, dtype, &r.shape, &[&rows], |_| {
         let params = Params {
             n: param(op, r.inner as u64)?,

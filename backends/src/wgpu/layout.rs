@@ -61,7 +61,11 @@ impl Operand {
     /// contiguous `x` still merges into one dimension. (Products saturate: a storage past 32
     /// bits of words is refused by [`strided`] anyway.)
     pub(crate) fn words(x: &Tensor, words: usize) -> Operand {
-        let mut strides: Vec<usize> = x.strides().iter().map(|s| s.saturating_mul(words)).collect();
+        let mut strides: Vec<usize> = x
+            .strides()
+            .iter()
+            .map(|s| s.saturating_mul(words))
+            .collect();
         strides.push(1);
         Operand {
             offset: x.storage_offset().saturating_mul(words),
