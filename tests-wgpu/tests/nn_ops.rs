@@ -13,7 +13,9 @@ use switchyard::ops::{
 };
 use switchyard::random::{normal_value, uniform_value};
 use switchyard::{DType, Device, ErrorKind, Tensor};
-use switchyard_tests_wgpu::{Tolerance, assert_matches, gpu, gpu_or_skip, naive, tensor};
+use switchyard_tests_wgpu::{
+    RANDN_ULPS, Tolerance, assert_matches, gpu, gpu_or_skip, naive, tensor,
+};
 
 const NAN: f32 = f32::NAN;
 const INF: f32 = f32::INFINITY;
