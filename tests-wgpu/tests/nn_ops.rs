@@ -8,7 +8,7 @@
 
 use switchyard::ops::{
     argmax, contiguous, eq, ge, gt, le, lt, max_dim, mean_dim, ne, sum_dim, to_dtype, try_add,
-    try_arange, try_argmax, try_eq, try_log, try_max_dim, try_rand_seeded, try_to_dtype,
+    try_arange, try_argmax, try_eq, try_full, try_log, try_max_dim, try_rand_seeded, try_to_dtype,
     try_where_cond, where_cond,
 };
 use switchyard::random::{normal_value, uniform_value};
@@ -299,13 +299,25 @@ fn to_dtype_converts_between_the_dtypes_the_gpu_holds() {
     }
     let x = t(&[0.0, -0.0, NAN, 1e-40, -2.7, 3e9, -INF, 1e30], &[8]);
     let b = Tensor::from_vec::<bool>(vec![true, false, true], &[3]).unwrap();
-    let i = Tensor::from_vec::<i64>(vec![0, -1, i64::MIN, 1 << 33], &[4]).unwrap();
+    // 2⁶⁰ + 2³⁶ + 1 rounds up in one rounding to `f32`, but to 2⁶⁰ through `f64` (a tie
+    // then), as the CPU converts.
+    let tie = (1i64 << 60) + (1 << 36) + 1;
+    let i = Tensor::from_vec::<i64>(
+        vec![0, -1, i64::MIN, i64::MAX, 1 << 33, (1 << 24) + 1, tie, -tie],
+        &[8],
+    )
+    .unwrap();
+    assert_eq!(
+        gpu(&i).to_dtype(DType::F32).to_vec::<f32>()[6],
+        (1u64 << 60) as f32
+    );
     for (input, to) in [
         (&x, DType::Bool),
         (&x, DType::I64),
         (&b, DType::F32),
         (&b, DType::I64),
         (&i, DType::Bool),
+        (&i, DType::F32),
     ] {
         let what = format!("{} → {to}", input.dtype());
         same_as_cpu(&what, &[input], |v| to_dtype(&v[0], to));
@@ -313,19 +325,17 @@ fn to_dtype_converts_between_the_dtypes_the_gpu_holds() {
     }
     // Gathers of bool and i64 views keep every bit.
     same_as_cpu("contiguous of an i64 view", &[&i], |v| {
-        contiguous(&v[0].unsqueeze(1).expand(&[4, 3]).transpose(0, 1))
+        contiguous(&v[0].unsqueeze(1).expand(&[8, 3]).transpose(0, 1))
     });
     same_as_cpu("contiguous of a bool view", &[&b], |v| {
         contiguous(&v[0].unsqueeze(0).expand(&[2, 3]).transpose(0, 1))
     });
-    // What the GPU does not convert says how to get it.
-    let err = try_to_dtype(&gpu(&i), DType::F32).unwrap_err().to_string();
+    // What the GPU does not hold says how to get it.
+    let err = try_to_dtype(&gpu(&x), DType::F64).unwrap_err().to_string();
     assert!(
-        err.contains("i64 → f32") && err.contains("to(Device::Cpu)"),
+        err.contains("f32 → f64") && err.contains("to(Device::Cpu)"),
         "{err}"
     );
-    let err = try_to_dtype(&gpu(&x), DType::F64).unwrap_err().to_string();
-    assert!(err.contains("f32 → f64"), "{err}");
 }
 
 #[test]
@@ -353,6 +363,34 @@ fn copy_writes_bool_and_i64_destinations() {
     let mut column = longs.narrow(1, 1, 1);
     column.copy_(&Tensor::from_vec::<i64>(vec![7, -7], &[2, 1]).unwrap());
     assert_eq!(longs.to_vec::<i64>(), [i64::MIN, 7, i64::MAX, -7]);
+}
+
+#[test]
+fn full_and_fill_make_bool_and_i64_tensors() {
+    if !gpu_or_skip("full_and_fill_make_bool_and_i64_tensors") {
+        return;
+    }
+    for dtype in [DType::F32, DType::Bool, DType::I64] {
+        for value in [2.75, -1.5, 0.0, f64::NAN, 1e30, -1e30] {
+            let g = try_full(&[2, 3], value, dtype, Device::Wgpu).unwrap();
+            let c = naive(|| try_full(&[2, 3], value, dtype, Device::Cpu).unwrap());
+            assert_eq!((g.dtype(), g.device()), (dtype, Device::Wgpu));
+            let (g, c) = (g.try_to_f64_vec().unwrap(), c.try_to_f64_vec().unwrap());
+            assert!(
+                g.iter()
+                    .zip(&c)
+                    .all(|(a, b)| a == b || (a.is_nan() && b.is_nan())),
+                "full({value}, {dtype}): {g:?} vs {c:?}"
+            );
+        }
+    }
+    // The in-place composites go through `full` and `copy_`.
+    let mut mask = gpu(&Tensor::from_vec::<bool>(vec![false; 4], &[4]).unwrap());
+    mask.narrow(0, 1, 2).fill_(1.0);
+    assert_eq!(mask.to_vec::<bool>(), [false, true, true, false]);
+    let mut longs = gpu(&Tensor::from_vec::<i64>(vec![5; 3], &[3]).unwrap());
+    longs.zero_();
+    assert_eq!(longs.to_vec::<i64>(), [0; 3]);
 }
 
 #[test]

@@ -24,7 +24,9 @@ use switchyard::ops::{
     add, contiguous, copy_, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, to, to_dtype,
     try_to, try_to_dtype,
 };
-use switchyard::{DType, Device, DispatchError, Result, Tensor, kernel, rules, with_element};
+use switchyard::{
+    DType, Device, DispatchError, Element, Result, Scalar, Tensor, kernel, rules, with_element,
+};
 
 use super::context::{Context, Params, PooledBuffer, context};
 use super::layout::{self, Operand, param};
@@ -252,24 +254,50 @@ fn exp_wgpu(x: &Tensor) -> Result<Tensor> {
     unary("exp", Kernel::Exp, x)
 }
 
-/// `full` of `f32` only: the dtype argument selects the table's column, so other dtypes do not
-/// reach this kernel (the missing-kernel error names them and `f32`); the check stays so that
-/// the kernel cannot build a tensor whose buffer does not hold its dtype, however it is called.
-#[kernel(op = "full", key = Wgpu, dtypes = "f32")]
+/// `full` of the dtypes the GPU holds: `f32` by the fill shader; `bool` and `i64` as the value's
+/// words repeated, the value converted on the host exactly as the CPU converts it (`bool`: not
+/// zero, NaN included; `i64`: toward zero, saturating). The dtype argument selects the table's
+/// column, so other dtypes do not reach this kernel (the missing-kernel error names them and the
+/// served ones); the check stays so that the kernel cannot build a tensor whose buffer does not
+/// hold its dtype, however it is called.
+#[kernel(op = "full", key = Wgpu, dtypes = "f32,bool,i64")]
 fn full_wgpu(shape: &[usize], value: f64, dtype: DType, _device: Device) -> Result<Tensor> {
-    if dtype != DType::F32 {
-        return Err(DispatchError::kernel(
-            "full",
-            format!("the wgpu backend fills f32 tensors only, not yet {dtype}"),
-        ));
-    }
-    elementwise("full", Kernel::Full, &[], shape, value as f32)
+    const OP: &str = "full";
+    let words: [u32; 2] = match dtype {
+        DType::F32 => return elementwise(OP, Kernel::Full, &[], shape, value as f32),
+        DType::Bool => [u32::from(bool::from_scalar(Scalar::Float(value))); 2],
+        DType::I64 => {
+            let v = i64::from_scalar(Scalar::Float(value));
+            [v as u32, (v >> 32) as u32]
+        }
+        other => {
+            return Err(DispatchError::kernel(
+                OP,
+                format!("the wgpu backend holds {HELD} tensors only, not {other}"),
+            ));
+        }
+    };
+    let per_element = words_per(dtype).unwrap_or(1);
+    launch(OP, dtype, shape, &[], |len| {
+        // One invocation per word; `len` is a checked element count of 8-byte-or-smaller
+        // elements, so the product fits.
+        let n = len * per_element;
+        let params = Params {
+            n: param(OP, n as u64)?,
+            m: words[0],
+            k: words[1],
+            ..Params::default()
+        };
+        let groups = grid(OP, (n as u64).div_ceil(ELEMENTWISE_WORKGROUP))?;
+        Ok((Kernel::FillWords, params, groups))
+    })
 }
 
-/// `x` converted to `dtype` on the GPU, between the dtypes it holds: `f32` → `bool` (non-zero,
-/// NaN included, is true), `bool` → `f32` and `i64` (1 and 0), `i64` → `bool`, and `f32` → `i64`
-/// (toward zero, saturating, NaN to 0, as Rust's `as`); `x` itself when it has `dtype`. Any other
-/// pair is an error that says how to get it. Declares no `dtypes`: the `DType` argument adds its
+/// `x` converted to `dtype` on the GPU, between the dtypes it holds, as the CPU converts: `f32` →
+/// `bool` (non-zero, NaN included, is true), `bool` → `f32` and `i64` (1 and 0), `i64` → `bool`,
+/// `f32` → `i64` (toward zero, saturating, NaN to 0, as Rust's `as`) and `i64` → `f32` (through
+/// `f64`'s rounding, as the CPU's `(v as f64) as f32`); `x` itself when it has `dtype`. Any other
+/// pair (a dtype the GPU does not hold) is an error that says how to get it. Declares no `dtypes`: the `DType` argument adds its
 /// own bit, so a conversion's call is in the mixed column, and this kernel must see every call to
 /// give that error.
 #[kernel(op = "to_dtype", key = Wgpu)]
@@ -284,15 +312,16 @@ fn to_dtype_wgpu(x: &Tensor, dtype: DType) -> Result<Tensor> {
         (DType::Bool, DType::F32) => (Kernel::BoolToF32, Operand::of(x)),
         (DType::Bool, DType::I64) => (Kernel::BoolToI64, Operand::of(x)),
         (DType::F32, DType::I64) => (Kernel::F32ToI64, Operand::of(x)),
-        // The shader reads both words of each element.
+        // The shaders read both words of each element.
         (DType::I64, DType::Bool) => (Kernel::I64ToBool, Operand::scaled(x, 2)),
+        (DType::I64, DType::F32) => (Kernel::I64ToF32, Operand::scaled(x, 2)),
         (from, to) => {
             return Err(DispatchError::kernel(
                 OP,
                 format!(
-                    "the wgpu backend converts f32 → bool and i64, bool → f32 and i64, and \
-                     i64 → bool; not {from} → {to} (a tensor of shape {:?}): convert on the \
-                     CPU: `x.to(Device::Cpu).to_dtype(DType::{to:?})`",
+                    "the wgpu backend converts between {HELD} only, not {from} → {to} (a \
+                     tensor of shape {:?}): convert on the CPU: \
+                     `x.to(Device::Cpu).to_dtype(DType::{to:?})`",
                     x.shape()
                 ),
             ));

@@ -175,6 +175,7 @@ pub(crate) enum Kernel {
     BoolToI64,
     I64ToBool,
     F32ToI64,
+    I64ToF32,
     /// The comparisons (`params.k` picks which) of two operands of one dtype.
     CompareF32,
     CompareBool,
@@ -190,10 +191,12 @@ pub(crate) enum Kernel {
     ArangeI64,
     RandF32,
     RandnF32,
+    /// `full` of `bool` and `i64`: one or two words repeated.
+    FillWords,
 }
 
 impl Kernel {
-    const COUNT: usize = 45;
+    const COUNT: usize = 47;
 
     /// The strided kernel that computes what this one does over views: the twin of a plain
     /// elementwise kernel, itself for a strided one, `None` for kernels with no strided form.
@@ -219,7 +222,8 @@ impl Kernel {
             | Kernel::ArangeF32
             | Kernel::ArangeI64
             | Kernel::RandF32
-            | Kernel::RandnF32 => None,
+            | Kernel::RandnF32
+            | Kernel::FillWords => None,
             Kernel::AddStrided
             | Kernel::SubStrided
             | Kernel::MulStrided
@@ -240,6 +244,7 @@ impl Kernel {
             | Kernel::BoolToI64
             | Kernel::I64ToBool
             | Kernel::F32ToI64
+            | Kernel::I64ToF32
             | Kernel::CompareF32
             | Kernel::CompareBool
             | Kernel::CompareI64
@@ -278,13 +283,16 @@ impl Kernel {
             | Kernel::BoolToF32
             | Kernel::BoolToI64
             | Kernel::I64ToBool
-            | Kernel::F32ToI64 => Shader::WordsUnary,
+            | Kernel::F32ToI64
+            | Kernel::I64ToF32 => Shader::WordsUnary,
             Kernel::CompareF32 | Kernel::CompareBool | Kernel::CompareI64 => Shader::Compare,
             Kernel::WhereWords => Shader::Where,
             Kernel::SumRows | Kernel::MaxRows | Kernel::ArgmaxRows => Shader::ReduceDim,
-            Kernel::ArangeF32 | Kernel::ArangeI64 | Kernel::RandF32 | Kernel::RandnF32 => {
-                Shader::Factories
-            }
+            Kernel::ArangeF32
+            | Kernel::ArangeI64
+            | Kernel::RandF32
+            | Kernel::RandnF32
+            | Kernel::FillWords => Shader::Factories,
         }
     }
 
@@ -324,6 +332,7 @@ impl Kernel {
             Kernel::BoolToI64 => "bool_to_i64",
             Kernel::I64ToBool => "i64_to_bool",
             Kernel::F32ToI64 => "f32_to_i64",
+            Kernel::I64ToF32 => "i64_to_f32",
             Kernel::CompareF32 => "compare_f32",
             Kernel::CompareBool => "compare_bool",
             Kernel::CompareI64 => "compare_i64",
@@ -335,6 +344,7 @@ impl Kernel {
             Kernel::ArangeI64 => "arange_i64",
             Kernel::RandF32 => "rand_f32",
             Kernel::RandnF32 => "randn_f32",
+            Kernel::FillWords => "fill_words",
         }
     }
 
@@ -346,7 +356,7 @@ impl Kernel {
 
 // The caches are arrays indexed by discriminant: each `COUNT` must cover the last variant.
 const _: () = assert!(Shader::Factories as usize + 1 == Shader::COUNT);
-const _: () = assert!(Kernel::RandnF32 as usize + 1 == Kernel::COUNT);
+const _: () = assert!(Kernel::FillWords as usize + 1 == Kernel::COUNT);
 
 /// Layouts built with the context; shader modules and pipelines built at first use.
 #[derive(Debug)]

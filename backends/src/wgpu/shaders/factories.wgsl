@@ -110,3 +110,15 @@ fn randn_f32(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) grou
         out[i] = bitcast<u32>(radius * cos_pi(t));
     }
 }
+
+// `full` of `bool` and `i64`: every word pair set to the value's words, computed on the host
+// (`seed_lo`, `seed_hi` carry them here; equal for `bool`, whose elements are one word). `n` counts
+// words.
+@compute @workgroup_size(WORKGROUP)
+fn fill_words(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+              @builtin(local_invocation_index) local: u32) {
+    let i = index(wg, groups, local);
+    if i < params.n {
+        out[i] = select(params.seed_lo, params.seed_hi, (i & 1u) == 1u);
+    }
+}

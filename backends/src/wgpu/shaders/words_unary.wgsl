@@ -113,3 +113,76 @@ fn f32_to_i64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) gro
     out[2u * i] = lo;
     out[2u * i + 1u] = hi;
 }
+
+// The 64-bit helpers of `i64_to_f32`: a pair `(low, high)` as one unsigned number.
+
+// 2^shift, for shift < 64.
+fn power_of_two(shift: u32) -> vec2<u32> {
+    if shift < 32u {
+        return vec2<u32>(1u << shift, 0u);
+    }
+    return vec2<u32>(0u, 1u << (shift - 32u));
+}
+
+fn add_wide(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let lo = a.x + b.x;
+    return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}
+
+fn less_wide(a: vec2<u32>, b: vec2<u32>) -> bool {
+    return a.y < b.y || (a.y == b.y && a.x < b.x);
+}
+
+// Significant bits of `v` (0 for 0).
+fn bit_length(v: vec2<u32>) -> u32 {
+    if v.y != 0u {
+        return 33u + firstLeadingBit(v.y);
+    }
+    if v.x != 0u {
+        return 1u + firstLeadingBit(v.x);
+    }
+    return 0u;
+}
+
+// `v` rounded to `keep` significant bits, to nearest, ties to even (a carry may lengthen it to a
+// power of two, which still has one significant bit).
+fn round_to_bits(v: vec2<u32>, keep: u32) -> vec2<u32> {
+    let length = bit_length(v);
+    if length <= keep {
+        return v;
+    }
+    let unit = power_of_two(length - keep);
+    let half = power_of_two(length - keep - 1u);
+    // unit − 1: the dropped bits' mask.
+    let mask = vec2<u32>(unit.x - 1u, unit.y - select(0u, 1u, unit.x == 0u));
+    let rest = v & mask;
+    var kept = v & ~mask;
+    let odd = any((kept & unit) != vec2<u32>(0u));
+    if less_wide(half, rest) || (all(rest == half) && odd) {
+        kept = add_wide(kept, unit);
+    }
+    return kept;
+}
+
+// As the CPU converts (`(i as f64) as f32`): rounded to `f64`'s 53 bits first, then to `f32`'s 24,
+// each to nearest, ties to even (the double rounding differs from one rounding past 2⁵³). The
+// magnitude, once rounded to 24 bits, is the exact sum of its two words' values.
+@compute @workgroup_size(WORKGROUP)
+fn i64_to_f32(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+              @builtin(local_invocation_index) local: u32) {
+    let i = index(wg, groups, local);
+    if i >= params.n {
+        return;
+    }
+    let at = 2u * offsets(i).x;
+    var magnitude = vec2<u32>(x[at], x[at + 1u]);
+    let negative = (magnitude.y & 0x80000000u) != 0u;
+    if negative {
+        // Two's complement negation (i64::MIN gives 2⁶³, which fits unsigned).
+        let lo = ~magnitude.x + 1u;
+        magnitude = vec2<u32>(lo, ~magnitude.y + select(0u, 1u, lo == 0u));
+    }
+    let rounded = round_to_bits(round_to_bits(magnitude, 53u), 24u);
+    let value = f32(rounded.y) * 4294967296.0 + f32(rounded.x);
+    out[i] = bitcast<u32>(value) | select(0u, 0x80000000u, negative);
+}
