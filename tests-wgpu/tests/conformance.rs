@@ -72,10 +72,11 @@ fn every_served_case_is_right_and_every_other_says_why() {
         .unwrap_or_else(|failures| panic!("{failures}"));
     println!("{report}");
     assert!(report.passed().count() > 0, "{report}");
-    // The backend's core: every op with a wgpu kernel but `to_dtype` (which serves `f32` → `f32`
-    // only), and in-place composites over `copy_`.
-    let core = WGPU_KERNEL_OPS.into_iter().filter(|op| *op != "to_dtype");
-    for op in core.chain(["fill_", "zero_", "add_", "exp_"]) {
+    // The backend's core: every op with a wgpu kernel, and in-place composites over `copy_`.
+    for op in WGPU_KERNEL_OPS
+        .into_iter()
+        .chain(["fill_", "zero_", "add_", "exp_"])
+    {
         assert!(
             report.passed().any(|c| c.op == op),
             "wgpu serves no case of {op}:\n{report}"

@@ -132,8 +132,11 @@ pub(super) fn launch(
     inputs: &[&Tensor],
     plan: impl FnOnce(usize) -> Result<Plan>,
 ) -> Result<Tensor> {
-    // The output's element count is checked here (a factory's shape comes from the caller).
+    // The output's element count is checked here (a factory's shape comes from the caller), and
+    // its words must fit the shaders' 32-bit indices (an `i64` output's words are twice its
+    // elements).
     let len = Tensor::checked_numel(op, shape, dtype)?;
+    param(op, len as u64 * words_per(dtype).unwrap_or(1) as u64)?;
     let gpu = context(op)?;
     let mut bindings = Vec::with_capacity(inputs.len() + 1);
     for x in inputs {
@@ -476,15 +479,16 @@ fn to_wgpu(x: &Tensor, device: Device) -> Result<Tensor> {
                         gpu.upload(OP, DType::F32, values.len(), bytemuck::cast_slice(&values))?
                     }
                 },
+                // A `bool` is a word, 0 or 1.
                 DType::Bool => {
-                    let words: Vec<u32> =
-                        x.try_to_vec::<bool>()?.into_iter().map(u32::from).collect();
-                    gpu.upload(OP, DType::Bool, words.len(), bytemuck::cast_slice(&words))?
+                    let values = x.try_to_vec::<bool>()?;
+                    let bytes = gpu_bytes(OP, &values, |v| u32::from(v).to_le_bytes())?;
+                    gpu.upload(OP, DType::Bool, values.len(), &bytes)?
                 }
+                // An `i64`'s little-endian bytes are its two words, low first.
                 _ => {
-                    // `i64`: its little-endian bytes are its two words, low first.
                     let values = x.try_to_vec::<i64>()?;
-                    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+                    let bytes = gpu_bytes(OP, &values, i64::to_le_bytes)?;
                     gpu.upload(OP, DType::I64, values.len(), &bytes)?
                 }
             };
@@ -495,6 +499,21 @@ fn to_wgpu(x: &Tensor, device: Device) -> Result<Tensor> {
             format!("the wgpu backend copies to the CPU and to the GPU, not from {from} to {to}"),
         )),
     }
+}
+
+/// The GPU bytes of `values`, each as `bytes` gives them, in a fallibly allocated buffer (an
+/// upload the host cannot hold is an error naming `op`, not an abort).
+fn gpu_bytes<T: Copy, const N: usize>(
+    op: &'static str,
+    values: &[T],
+    bytes: impl Fn(T) -> [u8; N],
+) -> Result<Vec<u8>> {
+    let len = values.len().saturating_mul(N);
+    let mut out = Vec::new();
+    out.try_reserve_exact(len)
+        .map_err(|_| DispatchError::out_of_memory(op, len))?;
+    out.extend(values.iter().flat_map(|&v| bytes(v)));
+    Ok(out)
 }
 
 /// Writes `src` (any device, dtype and layout that broadcasts to `dst`'s shape) into a GPU `dst`

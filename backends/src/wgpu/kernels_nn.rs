@@ -66,6 +66,9 @@ fn reduce_rows(
         gather(op, &view)?
     };
     launch(op, dtype, &r.shape, &[&rows], |_| {
+        // The shader indexes `row · n + j` in 32 bits: the whole matrix must fit, not only each
+        // of its sides.
+        param(op, rows.storage().len() as u64)?;
         let params = Params {
             n: param(op, r.inner as u64)?,
             m: param(op, r.outer as u64)?,
