@@ -1,6 +1,6 @@
 //! `#[kernel(key = Wgpu)]` for the ops a small network needs (`switchyard::ops`'s `nn_ops`):
 //! `log`, `tanh`, `sigmoid`, `sqrt`; `sum_dim`, `mean_dim`, `max_dim`, `argmax`; the comparisons
-//! and `where`; the factories `arange`, `rand`, `randn`. Built on `kernels.rs`'s helpers; none
+//! and `where`; the factories `arange`, `rand`, `randn`. Built on `launch.rs`'s helpers; none
 //! waits for the GPU.
 //!
 //! What each serves: the elementwise math and the reductions take `f32` (`argmax` returns `i64`);
@@ -19,7 +19,7 @@ use switchyard::rules::{self, Reduction};
 use switchyard::{DType, Device, DispatchError, Result, Tensor, kernel};
 
 use super::context::Params;
-use super::kernels::{
+use super::launch::{
     Plan, dense, elementwise, gather, grid, held, launch, served, strided_plan, unary,
 };
 use super::layout::{Operand, param};

@@ -6,6 +6,11 @@
 //! and neighbours that are contiguous for every operand are merged, so a narrowed matrix is a
 //! vector of rows and most layouts reach the shader with a rank of 1 or 2; only what is left must
 //! fit [`MAX_RANK`].
+//!
+//! An [`Operand`] is what a shader indexes: usually a tensor's elements; for the word shaders an
+//! `i64` tensor's 32-bit words ([`Operand::words`]: one more, innermost dimension of two words,
+//! which a contiguous tensor merges away), or its elements read two words at a time
+//! ([`Operand::scaled`]). Up to three operands (`where`) share one `Params`.
 
 use switchyard::{DispatchError, Result, Tensor};
 

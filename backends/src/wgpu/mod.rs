@@ -63,6 +63,7 @@
 mod context;
 mod kernels;
 mod kernels_nn;
+mod launch;
 mod layout;
 mod pipelines;
 mod pool;
