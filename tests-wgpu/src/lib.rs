@@ -36,8 +36,8 @@ pub const UNARY: [(&str, Unary, Tolerance); 3] = [
 ];
 
 /// The standard ops with a kernel of the wgpu backend's own (the others reach the GPU as
-/// composites or layouts over these).
-pub const WGPU_KERNEL_OPS: [&str; 15] = [
+/// composites or layouts over these): `kernels.rs`'s, then the network ops of `kernels_nn.rs`.
+pub const WGPU_KERNEL_OPS: [&str; 33] = [
     "add",
     "sub",
     "mul",
@@ -53,7 +53,31 @@ pub const WGPU_KERNEL_OPS: [&str; 15] = [
     "to",
     "copy_",
     "to_dtype",
+    "log",
+    "tanh",
+    "sigmoid",
+    "sqrt",
+    "sum_dim",
+    "mean_dim",
+    "max_dim",
+    "argmax",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "where",
+    "arange",
+    "rand",
+    "randn",
 ];
+
+/// How far the GPU's `randn` may be from the CPU's value, in `f32` ulp: the Box–Muller transform
+/// in `f32` (`factories.wgsl`) rounds `ln` (3.5 ulp: a division and a series, or WGSL's `log`),
+/// `sqrt` (WGSL: 4.5 ulp, and half of `ln`'s error), the cosine's series (1.5 ulp) and the
+/// product; the CPU's result is rounded once from `f64`.
+pub const RANDN_ULPS: u32 = 9;
 
 /// A backend under test: the device its tensors live on.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -396,7 +396,7 @@ fn rank_limit_of_the_strided_shaders() {
     );
 }
 
-/// Other dtypes are refused by name: the backend's buffers hold `f32` only.
+/// Other dtypes are refused by name: the backend's buffers hold `f32`, `bool` and `i64` only.
 #[test]
 fn other_dtypes_are_clear_errors() {
     if !gpu_or_skip("other_dtypes_are_clear_errors") {
@@ -406,10 +406,12 @@ fn other_dtypes_are_clear_errors() {
     // `to` refuses by itself (it declares every column: see `kernels.rs`).
     let err = try_to(&x, Device::Wgpu).unwrap_err().to_string();
     assert!(
-        err.contains("the wgpu backend serves f32 tensors only") && err.contains("f64"),
+        err.contains("the wgpu backend holds f32, bool and i64 tensors only")
+            && err.contains("f64"),
         "{err}"
     );
-    // `full` declares `f32`: the missing-kernel error names the dtype asked for and the one served.
+    // `full` declares the held dtypes: the missing-kernel error names the dtype asked for and
+    // those served.
     let err = try_full(&[2], 1.0, DType::F64, Device::Wgpu)
         .unwrap_err()
         .to_string();

@@ -18,10 +18,11 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, mpsc};
 
-use switchyard::DispatchError;
+use switchyard::{DType, DispatchError};
 
 use super::pipelines::{Kernel, MAX_RANK, PARAMS_SIZE, Pipelines};
 use super::pool::{Kind, Pool, PoolStats};
+use super::storage::{HELD, words_per};
 
 /// Dispatches recorded before the batch is submitted without being asked.
 pub(crate) const BATCH_PASSES: u64 = 32;
@@ -37,12 +38,12 @@ pub(crate) struct Params {
     pub(crate) scalar: f32,
     /// Dimensions in use in `sizes` and the strides.
     pub(crate) rank: u32,
-    /// Each operand's storage offset, in elements: `x`, `y`.
-    pub(crate) offsets: [u32; 2],
+    /// Each operand's storage offset, in the units its shader indexes: `x`, `y`, `z`.
+    pub(crate) offsets: [u32; 3],
     /// The output's extents, outermost first.
     pub(crate) sizes: [u32; MAX_RANK],
-    /// Each operand's strides, in elements (0 where it is broadcast).
-    pub(crate) strides: [[u32; MAX_RANK]; 2],
+    /// Each operand's strides (0 where it is broadcast).
+    pub(crate) strides: [[u32; MAX_RANK]; 3],
 }
 
 impl Params {
@@ -56,16 +57,22 @@ impl Params {
             self.rank,
             self.offsets[0],
             self.offsets[1],
-            0,
+            self.offsets[2],
         ];
-        // Four arrays of eight words (the head is as long as `MAX_RANK`, so the array types
+        // Five arrays of eight words (the head is as long as `MAX_RANK`, so the array types
         // agree), cast to exactly the uniform's size.
-        bytemuck::cast([head, self.sizes, self.strides[0], self.strides[1]])
+        bytemuck::cast([
+            head,
+            self.sizes,
+            self.strides[0],
+            self.strides[1],
+            self.strides[2],
+        ])
     }
 }
 
-// `bytes` fills the uniform exactly: 8 head words, then three arrays of `MAX_RANK`.
-const _: () = assert!(PARAMS_SIZE as usize == 4 * (8 + 3 * MAX_RANK));
+// `bytes` fills the uniform exactly: 8 head words, then four arrays of `MAX_RANK`.
+const _: () = assert!(PARAMS_SIZE as usize == 4 * (8 + 4 * MAX_RANK));
 
 /// A buffer the pool handed out: returns to the pool when dropped.
 #[derive(Debug)]
@@ -275,14 +282,22 @@ impl Context {
         lock(&self.batch).passes
     }
 
-    /// A storage buffer for `len` `f32`s, from the pool; errors naming `op` when the adapter's
-    /// limits cannot hold it.
+    /// A storage buffer for `len` elements of `dtype` (one the backend holds: see
+    /// `storage::words_per`), from the pool; errors naming `op` when the adapter's limits cannot
+    /// hold it.
     pub(crate) fn alloc(
         &'static self,
         op: &'static str,
         len: usize,
+        dtype: DType,
     ) -> Result<PooledBuffer, DispatchError> {
-        let bytes = (len as u64).saturating_mul(4);
+        let words = words_per(dtype).ok_or_else(|| {
+            DispatchError::kernel(
+                op,
+                format!("the wgpu backend holds {HELD} tensors only, not {dtype}"),
+            )
+        })?;
+        let bytes = (len as u64).saturating_mul(4 * words as u64);
         let limit = self
             .limits
             .max_buffer_size
@@ -291,8 +306,8 @@ impl Context {
             return Err(DispatchError::kernel(
                 op,
                 format!(
-                    "a tensor of {len} f32s ({bytes} bytes) exceeds what adapter `{}` can bind \
-                     ({limit} bytes)",
+                    "a tensor of {len} {dtype}s ({bytes} bytes) exceeds what adapter `{}` can \
+                     bind ({limit} bytes)",
                     self.info.name
                 ),
             ));
@@ -388,37 +403,41 @@ impl Context {
         self.queue.submit([encoder.finish()]);
     }
 
-    /// A new storage buffer holding `data`, written after all work recorded so far.
+    /// A new storage buffer holding `len` elements of `dtype` whose GPU bytes (see
+    /// `storage::words_per`) are `data`, written after all work recorded so far.
     pub(crate) fn upload(
         &'static self,
         op: &'static str,
-        data: &[f32],
+        dtype: DType,
+        len: usize,
+        data: &[u8],
     ) -> Result<PooledBuffer, DispatchError> {
-        let buffer = self.alloc(op, data.len())?;
+        let buffer = self.alloc(op, len, dtype)?;
+        debug_assert_eq!(
+            data.len() as u64,
+            len as u64 * 4 * words_per(dtype).unwrap_or(1) as u64
+        );
         if !data.is_empty() {
             let mut batch = lock(&self.batch);
             // Recorded work may still use this buffer's previous tensor: submit it first, so the
             // write (which runs at the start of the next submit) comes after it.
             self.submit(&mut batch);
-            self.queue
-                .write_buffer(buffer.buffer(), 0, bytemuck::cast_slice(data));
+            self.queue.write_buffer(buffer.buffer(), 0, data);
         }
         Ok(buffer)
     }
 
-    /// The first `len` values of `buffer`, after all work recorded so far: submits the batch and
-    /// waits for the GPU.
+    /// The first `bytes` bytes of `buffer` (a multiple of 4), after all work recorded so far:
+    /// submits the batch and waits for the GPU.
     pub(crate) fn read(
         &'static self,
         op: &'static str,
         buffer: &wgpu::Buffer,
-        len: usize,
-    ) -> Result<Vec<f32>, DispatchError> {
-        if len == 0 {
+        bytes: u64,
+    ) -> Result<Vec<u8>, DispatchError> {
+        if bytes == 0 {
             return self.take_errors(op).map(|()| Vec::new());
         }
-        // `len` is a tensor's checked element count: its bytes fit (at most `isize::MAX`).
-        let bytes = len as u64 * 4;
         let staging = self.pooled(Kind::Readback, bytes);
         {
             // Copy to a mappable buffer at the end of the batch, and submit.
@@ -448,7 +467,7 @@ impl Context {
             });
         self.take_errors(op)?;
         mapped?;
-        // Copy into an `f32` vector (whatever the mapping's alignment), then unmap for reuse.
+        // Copy the bytes out, then unmap the buffer for reuse.
         let values = staging
             .buffer()
             .get_mapped_range(0..bytes)
@@ -456,13 +475,11 @@ impl Context {
             .and_then(|view| {
                 // Into a fallibly allocated buffer: a read the host cannot hold is an error.
                 let mut values = Vec::new();
+                let len = usize::try_from(bytes).unwrap_or(usize::MAX);
                 values
                     .try_reserve_exact(len)
-                    .map_err(|_| DispatchError::out_of_memory(op, len.saturating_mul(4)))?;
-                values.extend(
-                    view.chunks_exact(4)
-                        .map(bytemuck::pod_read_unaligned::<f32>),
-                );
+                    .map_err(|_| DispatchError::out_of_memory(op, len))?;
+                values.extend_from_slice(&view);
                 Ok(values)
             });
         staging.buffer().unmap();

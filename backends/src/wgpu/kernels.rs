@@ -7,13 +7,16 @@
 //! reads strides directly; `sum`, `mean` and reading back to the CPU first gather a strided view
 //! into a contiguous buffer on the GPU. Nothing goes through the host.
 //!
-//! Every kernel but `to`, `to_dtype` and `copy_` declares `dtypes = "f32"`, so the tables and
-//! dumps say what the backend serves. `to` declares none and refuses other dtypes itself: its
-//! call carries the source's dtype, and a copy of an `f64` CPU tensor to the GPU that found no
-//! `f64` kernel at `Wgpu` would say that no backend implements `to` for the device, which
-//! misleads; its own error names the dtype. `to_dtype`'s `DType` argument adds its own bit to the
-//! call's column (see the kernel). `copy_` converts a CPU source of any dtype to `f32` before
-//! uploading it.
+//! The GPU holds `f32`, `bool` and `i64` tensors (`storage.rs` says how each lies in a buffer).
+//! The arithmetic kernels here declare `dtypes = "f32"`, so the tables and dumps say what the
+//! backend computes; `contiguous` serves the three held dtypes. `to` declares none and refuses
+//! other dtypes itself: its call carries the source's dtype, and a copy of an `f64` CPU tensor to
+//! the GPU that found no `f64` kernel at `Wgpu` would say that no backend implements `to` for the
+//! device, which misleads; its own error names the dtype. `to_dtype`'s `DType` argument adds its
+//! own bit to the call's column (see the kernel). `copy_` converts a source of any dtype to the
+//! destination's first (on the CPU for a CPU source). The network ops (`log` … `randn`) are in
+//! `kernels_nn.rs`; what both files share (dtype checks, one recorded dispatch per call) in
+//! `launch.rs`.
 //!
 //! `copy_` is the one kernel that writes an existing buffer: a scatter through the destination's
 //! strides, recorded like any dispatch (so calls recorded before it read the old values).
@@ -22,143 +25,20 @@ use switchyard::ops::{
     add, contiguous, copy_, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, to, to_dtype,
     try_to, try_to_dtype,
 };
-use switchyard::{DType, Device, DispatchError, Result, Tensor, kernel, rules};
+use switchyard::{
+    DType, Device, DispatchError, Element, Result, Scalar, Tensor, kernel, rules, with_element,
+};
 
 use super::context::{Context, Params, PooledBuffer, context};
-use super::layout::{self, param};
+use super::launch::{
+    MAX_GROUPS, binary, bytes, dense, elementwise, gather, gpu_tensor, grid, held, launch, served,
+    storage, strided_plan, unary,
+};
+use super::layout::{self, Operand, param};
 use super::pipelines::{
     ELEMENTWISE_WORKGROUP, Kernel, MATMUL_TILE, REDUCE_PER_THREAD, REDUCE_WORKGROUP,
 };
-use super::storage::WgpuStorage;
-
-/// What this backend serves: `f32` tensors, in any layout (GPU operands of any strides and
-/// offset; CPU sources of `to` of any strides). Other dtypes are a clear error, not a silent
-/// conversion: the backend's buffers hold `f32` only.
-fn served(op: &'static str, inputs: &[&Tensor]) -> Result<()> {
-    for x in inputs {
-        if x.dtype() != DType::F32 {
-            return Err(DispatchError::kernel(
-                op,
-                format!(
-                    "the wgpu backend serves f32 tensors only (not yet other dtypes); got {} \
-                     with shape {:?}: convert with `to_dtype(DType::F32)`, or compute on the CPU",
-                    x.dtype(),
-                    x.shape()
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Whether the plain shaders can read `x`: its elements are the first `numel` of its buffer, in
-/// row-major order.
-fn dense(x: &Tensor) -> bool {
-    x.is_contiguous() && x.storage_offset() == 0
-}
-
-/// Workgroups per grid dimension that every adapter supports.
-const MAX_GROUPS: u64 = 65_535;
-
-/// The GPU storage of `x`, or an error naming `op` if `x` is elsewhere (which dispatch rules out:
-/// a call reaches this backend only if an argument is on the GPU, and mixed devices are an error).
-fn storage<'t>(op: &'static str, x: &'t Tensor) -> Result<&'t WgpuStorage> {
-    x.backend_storage::<WgpuStorage>().ok_or_else(|| {
-        DispatchError::kernel(
-            op,
-            format!("the wgpu backend got a tensor on {}", x.device()),
-        )
-    })
-}
-
-/// A GPU tensor of `shape` whose values are the first `len` (its checked element count) of `buffer`.
-fn gpu_tensor(buffer: PooledBuffer, len: usize, shape: &[usize]) -> Result<Tensor> {
-    Tensor::from_backend(WgpuStorage::new(buffer, len), shape, Device::Wgpu)
-}
-
-/// The bytes of `len` `f32`s. `len` is a tensor's checked element count, so the product fits
-/// (it is at most `isize::MAX`).
-fn bytes(len: usize) -> u64 {
-    len as u64 * 4
-}
-
-/// A grid of `groups` workgroups: one row if it fits, else rows of [`MAX_GROUPS`] (the shaders
-/// fold the row into a flat index and skip the few workgroups past the end).
-fn grid(op: &'static str, groups: u64) -> Result<[u32; 2]> {
-    let x = groups.clamp(1, MAX_GROUPS);
-    let y = groups.div_ceil(x);
-    if y > MAX_GROUPS {
-        return Err(DispatchError::kernel(
-            op,
-            format!("{groups} workgroups exceed the wgpu grid"),
-        ));
-    }
-    Ok([x as u32, y as u32])
-}
-
-/// An elementwise kernel writing a contiguous tensor of `shape` from `inputs` (each a view of
-/// `shape`: broadcast operands expanded by the caller), or `full` when there are none. A plain
-/// `kernel` runs when every input is [`dense`], else its strided twin does.
-fn elementwise(
-    op: &'static str,
-    kernel: Kernel,
-    inputs: &[&Tensor],
-    shape: &[usize],
-    scalar: f32,
-) -> Result<Tensor> {
-    // `full`'s shape comes from the caller: its element count is checked here.
-    let len = Tensor::checked_numel(op, shape, DType::F32)?;
-    let gpu = context(op)?;
-    let mut bindings = Vec::with_capacity(inputs.len() + 1);
-    for x in inputs {
-        bindings.push(storage(op, x)?.binding());
-    }
-    // Everything that can refuse the call (the grid, a layout the shaders cannot index) is
-    // checked before the output is allocated, so a refused call takes no buffer from the pool.
-    let launch = if len == 0 {
-        None
-    } else {
-        let groups = grid(op, (len as u64).div_ceil(ELEMENTWISE_WORKGROUP))?;
-        let (kernel, params) = match kernel.strided() {
-            Some(strided) if strided == kernel || !inputs.iter().all(|x| dense(x)) => {
-                (strided, layout::elementwise(op, shape, len, inputs)?)
-            }
-            _ => {
-                let params = Params {
-                    n: param(op, len as u64)?,
-                    scalar,
-                    ..Params::default()
-                };
-                (kernel, params)
-            }
-        };
-        Some((kernel, params, groups))
-    };
-    let out = gpu.alloc(op, len)?;
-    if let Some((kernel, params, groups)) = launch {
-        bindings.push((out.buffer(), bytes(len)));
-        gpu.dispatch(kernel, &bindings, params, groups);
-    }
-    gpu_tensor(out, len, shape)
-}
-
-/// `x`'s elements gathered row-major into a new GPU buffer (the strided copy shader).
-fn gather(op: &'static str, x: &Tensor) -> Result<Tensor> {
-    elementwise(op, Kernel::CopyStrided, &[x], x.shape(), 0.0)
-}
-
-fn binary(op: &'static str, kernel: Kernel, x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    served(op, &[x, y])?;
-    // Views of the broadcast shape (stride 0 where an operand stretches), or the shape error
-    // the CPU gives, naming both shapes.
-    let (x, y, shape) = rules::broadcast_pair(op, x, y)?;
-    elementwise(op, kernel, &[&x, &y], &shape, 0.0)
-}
-
-fn unary(op: &'static str, kernel: Kernel, x: &Tensor) -> Result<Tensor> {
-    served(op, &[x])?;
-    elementwise(op, kernel, &[x], x.shape(), 0.0)
-}
+use super::storage::{HELD, words_per};
 
 #[kernel(op = "add", key = Wgpu, dtypes = "f32")]
 fn add_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
@@ -195,43 +75,89 @@ fn exp_wgpu(x: &Tensor) -> Result<Tensor> {
     unary("exp", Kernel::Exp, x)
 }
 
-/// `full` of `f32` only: the dtype argument selects the table's column, so other dtypes do not
-/// reach this kernel (the missing-kernel error names them and `f32`); the check stays so that
-/// the kernel cannot build a tensor whose buffer does not hold its dtype, however it is called.
-#[kernel(op = "full", key = Wgpu, dtypes = "f32")]
+/// `full` of the dtypes the GPU holds: `f32` by the fill shader; `bool` and `i64` as the value's
+/// words repeated, the value converted on the host exactly as the CPU converts it (`bool`: not
+/// zero, NaN included; `i64`: toward zero, saturating). The dtype argument selects the table's
+/// column, so other dtypes do not reach this kernel (the missing-kernel error names them and the
+/// served ones); the check stays so that the kernel cannot build a tensor whose buffer does not
+/// hold its dtype, however it is called.
+#[kernel(op = "full", key = Wgpu, dtypes = "f32,bool,i64")]
 fn full_wgpu(shape: &[usize], value: f64, dtype: DType, _device: Device) -> Result<Tensor> {
-    if dtype != DType::F32 {
-        return Err(DispatchError::kernel(
-            "full",
-            format!("the wgpu backend holds f32 tensors only, not yet {dtype}"),
-        ));
-    }
-    elementwise("full", Kernel::Full, &[], shape, value as f32)
+    const OP: &str = "full";
+    let words: [u32; 2] = match dtype {
+        DType::F32 => return elementwise(OP, Kernel::Full, &[], shape, value as f32),
+        DType::Bool => [u32::from(bool::from_scalar(Scalar::Float(value))); 2],
+        DType::I64 => {
+            let v = i64::from_scalar(Scalar::Float(value));
+            [v as u32, (v >> 32) as u32]
+        }
+        other => {
+            return Err(DispatchError::kernel(
+                OP,
+                format!("the wgpu backend holds {HELD} tensors only, not {other}"),
+            ));
+        }
+    };
+    let per_element = words_per(dtype).unwrap_or(1);
+    launch(OP, dtype, shape, &[], |len| {
+        // One invocation per word; `len` is a checked element count of 8-byte-or-smaller
+        // elements, so the product fits.
+        let n = len * per_element;
+        let params = Params {
+            n: param(OP, n as u64)?,
+            m: words[0],
+            k: words[1],
+            ..Params::default()
+        };
+        let groups = grid(OP, (n as u64).div_ceil(ELEMENTWISE_WORKGROUP))?;
+        Ok((Kernel::FillWords, params, groups))
+    })
 }
 
-/// `x` itself when it has `dtype` (`f32`: the one dtype GPU buffers hold); any other dtype is an
-/// error that says how to get it. Declares no `dtypes`: the `DType` argument adds its own bit, so
-/// every such call is in the mixed column, and this kernel must see it to give that error.
+/// `x` converted to `dtype` on the GPU, between the dtypes it holds, as the CPU converts: `f32` →
+/// `bool` (non-zero, NaN included, is true), `bool` → `f32` and `i64` (1 and 0), `i64` → `bool`,
+/// `f32` → `i64` (toward zero, saturating, NaN to 0, as Rust's `as`) and `i64` → `f32` (through
+/// `f64`'s rounding, as the CPU's `(v as f64) as f32`); `x` itself when it has `dtype`. Any other
+/// pair (a dtype the GPU does not hold) is an error that says how to get it. Declares no `dtypes`: the `DType` argument adds its
+/// own bit, so a conversion's call is in the mixed column, and this kernel must see every call to
+/// give that error.
 #[kernel(op = "to_dtype", key = Wgpu)]
 fn to_dtype_wgpu(x: &Tensor, dtype: DType) -> Result<Tensor> {
-    served("to_dtype", &[x])?;
-    if dtype == DType::F32 {
+    const OP: &str = "to_dtype";
+    held(OP, x)?;
+    if x.dtype() == dtype {
         return Ok(x.clone());
     }
-    Err(DispatchError::kernel(
-        "to_dtype",
-        format!(
-            "the wgpu backend holds f32 tensors only, so it cannot convert to {dtype}; convert on \
-             the CPU: `x.to(Device::Cpu).to_dtype(DType::{dtype:?})`"
-        ),
-    ))
+    let (kernel, operand) = match (x.dtype(), dtype) {
+        (DType::F32, DType::Bool) => (Kernel::F32ToBool, Operand::of(x)),
+        (DType::Bool, DType::F32) => (Kernel::BoolToF32, Operand::of(x)),
+        (DType::Bool, DType::I64) => (Kernel::BoolToI64, Operand::of(x)),
+        (DType::F32, DType::I64) => (Kernel::F32ToI64, Operand::of(x)),
+        // The shaders read both words of each element.
+        (DType::I64, DType::Bool) => (Kernel::I64ToBool, Operand::scaled(x, 2)),
+        (DType::I64, DType::F32) => (Kernel::I64ToF32, Operand::scaled(x, 2)),
+        (from, to) => {
+            return Err(DispatchError::kernel(
+                OP,
+                format!(
+                    "the wgpu backend converts between {HELD} only, not {from} → {to} (a \
+                     tensor of shape {:?}): convert on the CPU: \
+                     `x.to(Device::Cpu).to_dtype(DType::{to:?})`",
+                    x.shape()
+                ),
+            ));
+        }
+    };
+    launch(OP, dtype, x.shape(), &[x], |_| {
+        strided_plan(OP, kernel, x.shape(), &[operand])
+    })
 }
 
 /// `x` itself when contiguous (whatever its offset: a contiguous view stays a view, as on the
 /// CPU), else its elements gathered row-major into a new GPU buffer.
-#[kernel(op = "contiguous", key = Wgpu, dtypes = "f32")]
+#[kernel(op = "contiguous", key = Wgpu, dtypes = "f32,bool,i64")]
 fn contiguous_wgpu(x: &Tensor) -> Result<Tensor> {
-    served("contiguous", &[x])?;
+    held("contiguous", x)?;
     if x.is_contiguous() {
         return Ok(x.clone());
     }
@@ -261,7 +187,7 @@ fn reduce(op: &'static str, x: &Tensor, scale_by_len: bool) -> Result<Tensor> {
         } else {
             1.0
         };
-        let out = gpu.alloc(op, groups as usize)?;
+        let out = gpu.alloc(op, groups as usize, DType::F32)?;
         let params = Params {
             n: param(op, len)?,
             m: param(op, groups)?,
@@ -281,7 +207,7 @@ fn reduce(op: &'static str, x: &Tensor, scale_by_len: bool) -> Result<Tensor> {
         input = (partials.buffer(), groups * 4);
         len = groups;
     }
-    gpu_tensor(partials, 1, &[])
+    gpu_tensor(partials, 1, &[], DType::F32)
 }
 
 #[kernel(op = "sum", key = Wgpu, dtypes = "f32")]
@@ -317,64 +243,106 @@ fn matmul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
         }
         Some((layout::matmul(x, y, [m, k, n])?, groups))
     };
-    let out = gpu.alloc("matmul", len)?;
+    let out = gpu.alloc("matmul", len, DType::F32)?;
     if let Some((params, groups)) = launch {
         gpu.dispatch(
             Kernel::Matmul,
-            &[xs.binding(), ys.binding(), (out.buffer(), bytes(len))],
+            &[
+                xs.binding(),
+                ys.binding(),
+                (out.buffer(), bytes(len, DType::F32)),
+            ],
             params,
             groups.map(|g| g as u32),
         );
     }
-    gpu_tensor(out, len, &[m, n])
+    gpu_tensor(out, len, &[m, n], DType::F32)
 }
 
 /// Copies between the CPU (or any device whose storage can be read back to the host) and the
-/// GPU. The call lands here whenever the GPU is involved: `Wgpu` is the highest backend key.
+/// GPU, for the dtypes the GPU holds (`f32`, `bool`, `i64`). The call lands here whenever the GPU
+/// is involved: `Wgpu` is the highest backend key.
 ///
 /// A GPU view that is not its whole buffer is gathered on the GPU first, so only its own
 /// elements cross to the host (when the strided shaders can index it); a strided CPU source is
 /// gathered on the host (where its values are) and uploaded once.
 #[kernel(op = "to", key = Wgpu)]
 fn to_wgpu(x: &Tensor, device: Device) -> Result<Tensor> {
+    const OP: &str = "to";
     match (x.device(), device) {
         (Device::Wgpu, Device::Wgpu) => Ok(x.clone()),
         (Device::Wgpu, Device::Cpu) => {
-            served("to", &[x])?;
+            let words = held(OP, x)?;
             // A view of part of its buffer is gathered on the GPU, so that only its elements
             // cross; a layout the shaders cannot index (see `layout.rs`) is read whole and
             // gathered on the host, which is where the values go anyway.
             let whole = dense(x) && x.numel() == x.storage().len();
-            let compact = if whole || !layout::fits(x) {
+            let compact = if whole || !layout::fits(x, words) {
                 x.clone()
             } else {
-                gather("to", x)?
+                gather(OP, x)?
             };
-            Tensor::from_vec::<f32>(compact.try_to_vec::<f32>()?, x.shape())
+            with_element!(x.dtype(), T => Tensor::from_vec::<T>(compact.try_to_vec::<T>()?, x.shape()))
         }
         (_, Device::Wgpu) => {
-            served("to", &[x])?;
-            let gpu = context("to")?;
-            let buffer = match x.as_slice::<f32>() {
-                Ok(values) => gpu.upload("to", &values)?,
-                Err(_) => gpu.upload("to", &x.try_to_vec::<f32>()?)?,
+            held(OP, x)?;
+            let gpu = context(OP)?;
+            let buffer = match x.dtype() {
+                DType::F32 => match x.as_slice::<f32>() {
+                    Ok(values) => {
+                        gpu.upload(OP, DType::F32, x.numel(), bytemuck::cast_slice(&values))?
+                    }
+                    Err(_) => {
+                        let values = x.try_to_vec::<f32>()?;
+                        gpu.upload(OP, DType::F32, values.len(), bytemuck::cast_slice(&values))?
+                    }
+                },
+                // A `bool` is a word, 0 or 1.
+                DType::Bool => {
+                    let values = x.try_to_vec::<bool>()?;
+                    let bytes = gpu_bytes(OP, &values, |v| u32::from(v).to_le_bytes())?;
+                    gpu.upload(OP, DType::Bool, values.len(), &bytes)?
+                }
+                // An `i64`'s little-endian bytes are its two words, low first.
+                _ => {
+                    let values = x.try_to_vec::<i64>()?;
+                    let bytes = gpu_bytes(OP, &values, i64::to_le_bytes)?;
+                    gpu.upload(OP, DType::I64, values.len(), &bytes)?
+                }
             };
-            gpu_tensor(buffer, x.numel(), x.shape())
+            gpu_tensor(buffer, x.numel(), x.shape(), x.dtype())
         }
         (from, to) => Err(DispatchError::kernel(
-            "to",
+            OP,
             format!("the wgpu backend copies to the CPU and to the GPU, not from {from} to {to}"),
         )),
     }
 }
 
+/// The GPU bytes of `values`, each as `bytes` gives them, in a fallibly allocated buffer (an
+/// upload the host cannot hold is an error naming `op`, not an abort).
+fn gpu_bytes<T: Copy, const N: usize>(
+    op: &'static str,
+    values: &[T],
+    bytes: impl Fn(T) -> [u8; N],
+) -> Result<Vec<u8>> {
+    let len = values.len().saturating_mul(N);
+    let mut out = Vec::new();
+    out.try_reserve_exact(len)
+        .map_err(|_| DispatchError::out_of_memory(op, len))?;
+    out.extend(values.iter().flat_map(|&v| bytes(v)));
+    Ok(out)
+}
+
 /// Writes `src` (any device, dtype and layout that broadcasts to `dst`'s shape) into a GPU `dst`
-/// through its strides, on the GPU: a CPU source is converted to `f32` and uploaded first, a
-/// source in `dst`'s own buffer is gathered into a buffer of its own first (so an overlapping
-/// view reads the values from before the write). Counts one version of `dst`'s storage.
+/// (`f32`, `bool` or `i64`) through its strides, on the GPU: a source of another dtype is
+/// converted to `dst`'s first (a CPU one on the CPU, then uploaded; a GPU one by `to_dtype` on the
+/// GPU), a source in `dst`'s own buffer is gathered into a buffer of its own first (so an
+/// overlapping view reads the values from before the write). Counts one version of `dst`'s
+/// storage.
 ///
-/// Declares no `dtypes`: a call's column mixes the source's dtype with `f32`, and the conversion
-/// is this kernel's job.
+/// Declares no `dtypes`: a call's column mixes the source's dtype with the destination's, and
+/// the conversion is this kernel's job.
 #[kernel(op = "copy_", key = Wgpu)]
 fn copy_wgpu(dst: &mut Tensor, src: &Tensor) -> Result<()> {
     const OP: &str = "copy_";
@@ -383,12 +351,13 @@ fn copy_wgpu(dst: &mut Tensor, src: &Tensor) -> Result<()> {
         let on_host = try_to(src, dst.device())?;
         return switchyard::ops::try_copy_(dst, &on_host);
     }
-    served(OP, &[dst])?;
+    let words = held(OP, dst)?;
     dst.check_writable(OP)?;
     let src = match src.device() {
-        Device::Wgpu => src.clone(),
-        _ if src.dtype() == DType::F32 => try_to(src, Device::Wgpu)?,
-        _ => try_to(&try_to_dtype(src, DType::F32)?, Device::Wgpu)?,
+        Device::Wgpu if src.dtype() == dst.dtype() => src.clone(),
+        Device::Wgpu => try_to_dtype(src, dst.dtype())?,
+        _ if src.dtype() == dst.dtype() => try_to(src, Device::Wgpu)?,
+        _ => try_to(&try_to_dtype(src, dst.dtype())?, Device::Wgpu)?,
     };
     let src = rules::copy_source(OP, dst, &src)?;
     let src = if src.same_storage(dst) {
@@ -399,15 +368,19 @@ fn copy_wgpu(dst: &mut Tensor, src: &Tensor) -> Result<()> {
     let len = dst.numel();
     if len > 0 {
         let gpu = context(OP)?;
-        let params = layout::elementwise(OP, dst.shape(), len, &[&src, dst])?;
-        let groups = grid(OP, (len as u64).div_ceil(ELEMENTWISE_WORKGROUP))?;
+        // `f32` through the float scatter; the others as views of their words.
+        let (kernel, shape, operands) = if dst.dtype() == DType::F32 {
+            let operands = vec![Operand::of(&src), Operand::of(dst)];
+            (Kernel::ScatterStrided, dst.shape().to_vec(), operands)
+        } else {
+            let mut shape = dst.shape().to_vec();
+            shape.push(words);
+            let operands = vec![Operand::words(&src, words), Operand::words(dst, words)];
+            (Kernel::ScatterWords, shape, operands)
+        };
+        let (kernel, params, groups) = strided_plan(OP, kernel, &shape, &operands)?;
         let (from, to) = (storage(OP, &src)?, storage(OP, dst)?);
-        gpu.dispatch(
-            Kernel::ScatterStrided,
-            &[from.binding(), to.binding()],
-            params,
-            groups,
-        );
+        gpu.dispatch(kernel, &[from.binding(), to.binding()], params, groups);
     }
     dst.storage().bump_version();
     Ok(())

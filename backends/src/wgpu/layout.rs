@@ -6,6 +6,11 @@
 //! and neighbours that are contiguous for every operand are merged, so a narrowed matrix is a
 //! vector of rows and most layouts reach the shader with a rank of 1 or 2; only what is left must
 //! fit [`MAX_RANK`].
+//!
+//! An [`Operand`] is what a shader indexes: usually a tensor's elements; for the word shaders an
+//! `i64` tensor's 32-bit words ([`Operand::words`]: one more, innermost dimension of two words,
+//! which a contiguous tensor merges away), or its elements read two words at a time
+//! ([`Operand::scaled`]). Up to three operands (`where`) share one `Params`.
 
 use switchyard::{DispatchError, Result, Tensor};
 
@@ -22,40 +27,105 @@ pub(crate) fn param(op: &'static str, value: u64) -> Result<u32> {
     })
 }
 
-/// `x`'s storage offset as a shader parameter, once every element offset of `x` is known to fit
-/// in 32 bits: the shaders compute `offset + Σ coordinate · stride` in `u32`, and each element's
-/// offset is below its storage's length (a `Tensor` invariant), so a storage of at most
-/// `u32::MAX` elements keeps every partial sum exact. Checking offset, sizes and strides one by
-/// one would not: their sum could still wrap.
-fn offset_param(op: &'static str, x: &Tensor) -> Result<u32> {
-    param(op, x.storage().len() as u64)?;
-    param(op, x.storage_offset() as u64)
+/// The operands a strided shader reads at most (`where`'s condition and two values).
+const OPERANDS: usize = 3;
+
+/// An operand as a strided shader indexes it: its storage offset and its strides over the
+/// output's shape (0 where it is broadcast), in the units the shader indexes its array in, and
+/// how many such units its storage holds.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub(crate) struct Operand {
+    offset: usize,
+    strides: Vec<usize>,
+    /// Every offset the shader computes for this operand is below it (a `Tensor` invariant, in
+    /// elements; times the words per element where the shader reads words).
+    extent: u64,
+}
+
+impl Operand {
+    /// `x` (a view of the output's shape) element by element.
+    pub(crate) fn of(x: &Tensor) -> Operand {
+        Operand {
+            offset: x.storage_offset(),
+            strides: x.strides().to_vec(),
+            extent: x.storage().len() as u64,
+        }
+    }
+
+    /// `x` element by element, for a shader that reads element `e` at words `words · e ..`
+    /// (an `i64` comparison reads both words of each element): its storage must fit 32 bits in
+    /// words, not only in elements.
+    pub(crate) fn scaled(x: &Tensor, words: usize) -> Operand {
+        let mut operand = Operand::of(x);
+        operand.extent = operand.extent.saturating_mul(words as u64);
+        operand
+    }
+
+    /// `x` as a view of its 32-bit words: offsets and strides times `words`, and one more,
+    /// innermost dimension of extent `words` and stride 1 (the output's shape gets it too). A
+    /// contiguous `x` still merges into one dimension. (Products saturate: a storage past 32
+    /// bits of words is refused by [`strided`] anyway.)
+    pub(crate) fn words(x: &Tensor, words: usize) -> Operand {
+        let mut strides: Vec<usize> = x
+            .strides()
+            .iter()
+            .map(|s| s.saturating_mul(words))
+            .collect();
+        strides.push(1);
+        Operand {
+            offset: x.storage_offset().saturating_mul(words),
+            strides,
+            extent: (x.storage().len() as u64).saturating_mul(words as u64),
+        }
+    }
+
+    /// The same operand, broadcast along one more innermost dimension (stride 0): a `where`
+    /// condition over the words of its values.
+    pub(crate) fn broadcast_inner(mut self) -> Operand {
+        self.strides.push(0);
+        self
+    }
+
+    /// The storage offset as a shader parameter, once every offset the shader computes is known
+    /// to fit in 32 bits: the shaders compute `offset + Σ coordinate · stride` in `u32`, and each
+    /// such offset is below the operand's extent, so an extent of at most `u32::MAX` keeps every
+    /// partial sum exact. Checking offset, sizes and strides one by one would not: their sum
+    /// could still wrap.
+    fn offset_param(&self, op: &'static str) -> Result<u32> {
+        param(op, self.extent)?;
+        param(op, self.offset as u64)
+    }
 }
 
 /// One dimension after merging: its extent and each operand's stride.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 struct Dim {
     size: usize,
-    strides: [usize; 2],
+    strides: [usize; OPERANDS],
 }
 
 /// The dimensions of `shape` with extent-1 dimensions dropped and contiguous neighbours merged;
-/// `strides` holds each operand's strides over `shape` (the second is all zeros for one operand).
-fn merged(shape: &[usize], strides: [&[usize]; 2]) -> Vec<Dim> {
+/// `strides` holds each operand's strides over `shape` (at most [`OPERANDS`]; missing ones count
+/// as all zeros).
+fn merged(shape: &[usize], strides: &[&[usize]]) -> Vec<Dim> {
+    debug_assert!(strides.len() <= OPERANDS);
     let mut dims: Vec<Dim> = Vec::with_capacity(shape.len());
     for (d, &size) in shape.iter().enumerate() {
         // An extent-1 dimension adds nothing to any offset, whatever its stride.
         if size == 1 {
             continue;
         }
-        let dim = Dim {
+        let mut dim = Dim {
             size,
-            strides: [strides[0][d], strides[1][d]],
+            strides: [0; OPERANDS],
         };
+        for (i, s) in strides.iter().enumerate() {
+            dim.strides[i] = s[d];
+        }
         // The outer neighbour steps exactly over this whole dimension, for every operand: one
         // dimension of both extents. (Products fit: they are offsets inside the operand.)
         match dims.last_mut() {
-            Some(outer) if (0..2).all(|i| outer.strides[i] == dim.strides[i] * size) => {
+            Some(outer) if (0..OPERANDS).all(|i| outer.strides[i] == dim.strides[i] * size) => {
                 outer.size *= size;
                 outer.strides = dim.strides;
             }
@@ -65,28 +135,45 @@ fn merged(shape: &[usize], strides: [&[usize]; 2]) -> Vec<Dim> {
     dims
 }
 
-/// Whether the strided shaders can read `x` (its dimensions merge to at most [`MAX_RANK`]).
-pub(crate) fn fits(x: &Tensor) -> bool {
-    let zeros = vec![0; x.dim()];
-    merged(x.shape(), [x.strides(), &zeros]).len() <= MAX_RANK
+/// Whether the strided shaders can read `x` as a view of its words, `words` per element (its
+/// dimensions merge to at most [`MAX_RANK`]).
+pub(crate) fn fits(x: &Tensor, words: usize) -> bool {
+    let operand = Operand::words(x, words);
+    let mut shape = x.shape().to_vec();
+    shape.push(words);
+    merged(&shape, &[&operand.strides]).len() <= MAX_RANK
 }
 
 /// `Params` for an elementwise kernel of output `shape` (`n` elements, checked by the caller)
-/// over `inputs`, each a non-empty view of `shape`; an error naming `op` when the layout does not
-/// fit the shaders (more than [`MAX_RANK`] dimensions left after merging, or offsets past 32 bits).
+/// over `inputs`, each a non-empty view of `shape` read element by element; an error naming `op`
+/// when the layout does not fit the shaders (more than [`MAX_RANK`] dimensions left after
+/// merging, or offsets past 32 bits).
 pub(crate) fn elementwise(
     op: &'static str,
     shape: &[usize],
     n: usize,
     inputs: &[&Tensor],
 ) -> Result<Params> {
-    let zeros = vec![0; shape.len()];
-    let strides_of = |i: usize| inputs.get(i).map_or(&zeros[..], |x| x.strides());
-    let dims = merged(shape, [strides_of(0), strides_of(1)]);
+    let operands: Vec<Operand> = inputs.iter().map(|x| Operand::of(x)).collect();
+    strided(op, shape, n, &operands)
+}
+
+/// `Params` for a strided kernel of output `shape` (`n` invocations, checked by the caller) over
+/// `operands` (at most three, non-empty), each indexed over `shape`; an error naming `op` as for
+/// [`elementwise`].
+pub(crate) fn strided(
+    op: &'static str,
+    shape: &[usize],
+    n: usize,
+    operands: &[Operand],
+) -> Result<Params> {
+    debug_assert!(operands.len() <= OPERANDS);
+    let strides: Vec<&[usize]> = operands.iter().map(|o| &o.strides[..]).collect();
+    let dims = merged(shape, &strides);
     if dims.len() > MAX_RANK {
-        let layouts: Vec<String> = inputs
+        let layouts: Vec<String> = operands
             .iter()
-            .map(|x| format!("strides {:?}", x.strides()))
+            .map(|o| format!("strides {:?}", o.strides))
             .collect();
         return Err(DispatchError::kernel(
             op,
@@ -104,12 +191,12 @@ pub(crate) fn elementwise(
         rank: dims.len() as u32,
         ..Params::default()
     };
-    for (i, x) in inputs.iter().enumerate() {
-        params.offsets[i] = offset_param(op, x)?;
+    for (i, operand) in operands.iter().enumerate() {
+        params.offsets[i] = operand.offset_param(op)?;
     }
     for (d, dim) in dims.iter().enumerate() {
         params.sizes[d] = param(op, dim.size as u64)?;
-        for i in 0..2 {
+        for i in 0..OPERANDS {
             params.strides[i][d] = param(op, dim.strides[i] as u64)?;
         }
     }
@@ -129,7 +216,7 @@ pub(crate) fn matmul(x: &Tensor, y: &Tensor, [m, k, n]: [usize; 3]) -> Result<Pa
         ..Params::default()
     };
     for (i, t) in [x, y].into_iter().enumerate() {
-        params.offsets[i] = offset_param(OP, t)?;
+        params.offsets[i] = Operand::of(t).offset_param(OP)?;
         for d in 0..2 {
             let stride = if t.shape()[d] > 1 { t.strides()[d] } else { 0 };
             params.strides[i][d] = param(OP, stride as u64)?;
@@ -144,7 +231,10 @@ mod tests {
 
     fn dims(list: &[(usize, [usize; 2])]) -> Vec<Dim> {
         list.iter()
-            .map(|&(size, strides)| Dim { size, strides })
+            .map(|&(size, [a, b])| Dim {
+                size,
+                strides: [a, b, 0],
+            })
             .collect()
     }
 
@@ -152,7 +242,7 @@ mod tests {
     fn contiguous_operands_merge_into_one_dimension() {
         let shape = [2, 3, 4];
         assert_eq!(
-            merged(&shape, [&[12, 4, 1], &[12, 4, 1]]),
+            merged(&shape, &[&[12, 4, 1], &[12, 4, 1]]),
             dims(&[(24, [1, 1])])
         );
     }
@@ -160,23 +250,35 @@ mod tests {
     #[test]
     fn extent_one_dimensions_vanish_whatever_their_stride() {
         assert_eq!(
-            merged(&[1, 5, 1], [&[99, 1, 7], &[0, 0, 0]]),
+            merged(&[1, 5, 1], &[&[99, 1, 7], &[0, 0, 0]]),
             dims(&[(5, [1, 0])])
         );
-        assert_eq!(merged(&[1, 1], [&[3, 9], &[0, 0]]), dims(&[]));
+        assert_eq!(merged(&[1, 1], &[&[3, 9], &[0, 0]]), dims(&[]));
     }
 
     #[test]
     fn broadcast_and_transposed_operands_keep_their_dimensions() {
         // [3, 1] expanded to [3, 4] (stride 0 along the columns) with a contiguous [3, 4].
         assert_eq!(
-            merged(&[3, 4], [&[1, 0], &[4, 1]]),
+            merged(&[3, 4], &[&[1, 0], &[4, 1]]),
             dims(&[(3, [1, 4]), (4, [0, 1])])
         );
         // A transposed [4, 3] read as [3, 4].
         assert_eq!(
-            merged(&[3, 4], [&[1, 3], &[0, 0]]),
+            merged(&[3, 4], &[&[1, 3], &[0, 0]]),
             dims(&[(3, [1, 0]), (4, [3, 0])])
+        );
+    }
+
+    #[test]
+    fn an_i64_views_words_merge_like_its_elements() {
+        // A contiguous [3, 4] of two-word elements is one run of 24 words.
+        let shape = [3, 4, 2];
+        assert_eq!(merged(&shape, &[&[8, 2, 1]]), dims(&[(24, [1, 0])]));
+        // Its transpose keeps two dimensions and the word pairs: [4, 3] over strides [2, 8].
+        assert_eq!(
+            merged(&[4, 3, 2], &[&[2, 8, 1]]),
+            dims(&[(4, [2, 0]), (3, [8, 0]), (2, [1, 0])])
         );
     }
 
@@ -184,7 +286,7 @@ mod tests {
     fn a_narrowed_matrix_merges_its_rows_only_where_they_touch() {
         // Columns 1..3 of a [4, 5] matrix: the rows have gaps between them.
         assert_eq!(
-            merged(&[4, 2], [&[5, 1], &[0, 0]]),
+            merged(&[4, 2], &[&[5, 1], &[0, 0]]),
             dims(&[(4, [5, 0]), (2, [1, 0])])
         );
     }

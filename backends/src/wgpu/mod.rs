@@ -25,15 +25,26 @@
 //!
 //! # What it serves
 //!
-//! `f32` tensors (other dtypes are an error that says so; every kernel but `to`, `to_dtype` and
-//! `copy_` declares `dtypes = "f32"`, so dumps show it), in any layout: views (`transpose`, `narrow`, `slice`,
-//! `select`, `permute`, `expand`, …) share the GPU buffer, and every op reads them in place.
+//! The GPU holds `f32`, `bool` and `i64` tensors (a `bool` is one 32-bit word, an `i64` two, low
+//! first: WGSL has no narrower or wider types); other dtypes are an error that says so, never a
+//! silent conversion. The arithmetic ops, `log`, `tanh`, `sigmoid`, `sqrt`, `sum`, `mean`,
+//! `matmul` and the reductions along dimensions compute on `f32` (`argmax` returns `i64`); the
+//! comparisons take two `f32`, two `bool` or two `i64` tensors and return `bool`; `where` selects
+//! among values of the held dtypes; `to_dtype` converts `f32` → `bool`/`i64`, `bool` → `f32`/`i64`
+//! and `i64` → `bool`; `arange` makes `f32` and `i64`, `rand` and `randn` `f32` (element `i` from
+//! the same Philox4x32-10 counter as on the CPU: `rand` bit for bit, `randn` within a few ulp).
+//! Every kernel but `to`, `to_dtype` and `copy_` declares the dtypes it serves, so dumps and the
+//! README's table show them.
+//!
+//! Any layout is served: views (`transpose`, `narrow`, `slice`, `select`, `permute`, `expand`,
+//! …) share the GPU buffer, and every op reads them in place.
 //! Binary elementwise ops broadcast with NumPy's rules. Operands that are contiguous from the
 //! start of their buffer take the plain shaders; other layouts take strided twins that follow
 //! each operand's offset and strides (stride 0 where it is broadcast), up to 8 dimensions after
 //! merging the ones that are contiguous together (beyond that, an error). `matmul` reads strided
-//! operands directly, so `x · wᵀ` costs no copy; `sum`, `mean`, `contiguous` and `to(Device::Cpu)`
-//! gather a strided view into a new buffer on the GPU first. Results are contiguous.
+//! operands directly, so `x · wᵀ` costs no copy; `sum`, `mean`, the reductions along dimensions,
+//! `contiguous` and `to(Device::Cpu)` gather a strided view into a new buffer on the GPU first.
+//! Results are contiguous.
 //!
 //! # Context and memory
 //!
@@ -51,6 +62,8 @@
 
 mod context;
 mod kernels;
+mod kernels_nn;
+mod launch;
 mod layout;
 mod pipelines;
 mod pool;

@@ -1,4 +1,5 @@
-//! [`WgpuStorage`]: a tensor's values in a GPU buffer.
+//! [`WgpuStorage`]: a tensor's values in a GPU buffer, and how each dtype the backend holds lies
+//! in one.
 
 use std::fmt;
 
@@ -6,29 +7,62 @@ use switchyard::{BackendStorage, DType, DispatchError};
 
 use super::context::{Binding, PooledBuffer};
 
-/// The data of a tensor on [`switchyard::Device::Wgpu`]: `len` `f32`s, row-major, at the start of
-/// a GPU buffer from the backend's pool (the buffer may be larger: pool buffers come in size
-/// classes). Dropping the last tensor that holds it returns the buffer to the pool.
+/// The 32-bit words one element of `dtype` takes in a GPU buffer, or `None` for a dtype the
+/// backend does not hold. WGSL has no 8- or 64-bit types, so:
+///
+/// - `f32`: one word, the value's bits;
+/// - `bool`: one word, 0 or 1 (a byte per element would need atomics to write);
+/// - `i64`: two words, the low one first: exactly the value's little-endian bytes, so a read-back
+///   is a plain copy. Shaders compare and convert them word by word.
+///
+/// Every other dtype (`f64`, `f16`, `bf16`, `i32`, `u8`) is an error naming it, never a silent
+/// conversion.
+pub(crate) fn words_per(dtype: DType) -> Option<usize> {
+    match dtype {
+        DType::F32 | DType::Bool => Some(1),
+        DType::I64 => Some(2),
+        _ => None,
+    }
+}
+
+/// The dtypes the backend holds, as its errors list them.
+pub(crate) const HELD: &str = "f32, bool and i64";
+
+/// The data of a tensor on [`switchyard::Device::Wgpu`]: `len` elements of `dtype` (`f32`, `bool`
+/// or `i64`, laid out as [`WgpuStorage::buffer`] says), row-major, at the start of a GPU buffer
+/// from the backend's pool (the buffer may be larger: pool buffers come in size classes). Dropping
+/// the last tensor that holds it returns the buffer to the pool.
 ///
 /// Kernels of other crates reach it with `tensor.backend_storage::<WgpuStorage>()`.
 pub struct WgpuStorage {
     buffer: PooledBuffer,
     len: usize,
+    dtype: DType,
 }
 
 impl WgpuStorage {
-    pub(crate) fn new(buffer: PooledBuffer, len: usize) -> WgpuStorage {
-        WgpuStorage { buffer, len }
+    /// `len` elements of `dtype` at the start of `buffer`; `dtype` is one the backend holds (its
+    /// kernels check that before they allocate).
+    pub(crate) fn new(buffer: PooledBuffer, len: usize, dtype: DType) -> WgpuStorage {
+        debug_assert!(words_per(dtype).is_some(), "no GPU layout for {dtype}");
+        WgpuStorage { buffer, len, dtype }
     }
 
-    /// The GPU buffer; its first `len() * 4` bytes are the values.
+    /// The GPU buffer. Its first bytes are the values: `f32` as their bits, `bool` as one 32-bit
+    /// word each (0 or 1), `i64` as their little-endian bytes (two 32-bit words, low first).
     pub fn buffer(&self) -> &wgpu::Buffer {
         self.buffer.buffer()
     }
 
+    /// Bytes of the buffer that hold values. `len` is a tensor's checked element count of at
+    /// most 8-byte elements and GPU elements take at most 8 bytes, so the product fits.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.len as u64 * 4 * words_per(self.dtype).unwrap_or(1) as u64
+    }
+
     /// The buffer and the bytes of it that hold values, as a kernel binds them.
     pub(crate) fn binding(&self) -> Binding<'_> {
-        (self.buffer.buffer(), self.len as u64 * 4)
+        (self.buffer.buffer(), self.bytes())
     }
 }
 
@@ -44,6 +78,7 @@ impl fmt::Debug for WgpuStorage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WgpuStorage")
             .field("len", &self.len)
+            .field("dtype", &self.dtype)
             .field("buffer_size", &self.buffer.buffer().size())
             .finish()
     }
@@ -54,17 +89,29 @@ impl BackendStorage for WgpuStorage {
         self.len
     }
 
-    /// `f32`: the one dtype the wgpu backend holds today.
     fn dtype(&self) -> DType {
-        DType::F32
+        self.dtype
     }
 
-    /// Submits the recorded work, waits for it, and copies the values back.
+    /// Submits the recorded work, waits for it, and copies the values back: `f32` and `i64` as
+    /// the buffer holds them (already little-endian), `bool` one byte per word.
     fn read_bytes(&self) -> Result<Vec<u8>, DispatchError> {
-        let values =
-            self.buffer
-                .context()
-                .read("Tensor::to_vec", self.buffer.buffer(), self.len)?;
-        Ok(bytemuck::cast_slice(&values).to_vec())
+        const OP: &str = "Tensor::to_vec";
+        let raw = self
+            .buffer
+            .context()
+            .read(OP, self.buffer.buffer(), self.bytes())?;
+        if self.dtype != DType::Bool {
+            return Ok(raw);
+        }
+        let mut bools = Vec::new();
+        bools
+            .try_reserve_exact(self.len)
+            .map_err(|_| DispatchError::out_of_memory(OP, self.len))?;
+        bools.extend(
+            raw.chunks_exact(4)
+                .map(|word| u8::from(word != [0, 0, 0, 0])),
+        );
+        Ok(bools)
     }
 }

@@ -1,7 +1,7 @@
 
-// Strided elementwise ops of one operand: `out[i] = f(x[offset(i)])`, and `copy`, which gathers
-// a view into a contiguous tensor (the GPU's `contiguous`, and the first step of a reduction or a
-// read-back of a strided view).
+// Strided elementwise ops of one operand: `out[i] = f(x[offset(i)])` (the math of `math.wgsl`,
+// prepended), and `copy`, which gathers a view into a contiguous tensor (the GPU's `contiguous`,
+// and the first step of a reduction or a read-back of a strided view).
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
@@ -55,5 +55,41 @@ fn exp_strided(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) gr
     let i = index(wg, groups, local);
     if i < params.n {
         out[i] = exp(x[offsets(i).x]);
+    }
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn log_strided(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) local: u32) {
+    let i = index(wg, groups, local);
+    if i < params.n {
+        out[i] = log_f32(x[offsets(i).x]);
+    }
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn tanh_strided(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) local: u32) {
+    let i = index(wg, groups, local);
+    if i < params.n {
+        out[i] = tanh_f32(x[offsets(i).x]);
+    }
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn sigmoid_strided(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) local: u32) {
+    let i = index(wg, groups, local);
+    if i < params.n {
+        out[i] = sigmoid_f32(x[offsets(i).x]);
+    }
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn sqrt_strided(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) local: u32) {
+    let i = index(wg, groups, local);
+    if i < params.n {
+        out[i] = sqrt_f32(x[offsets(i).x]);
     }
 }

@@ -1,4 +1,5 @@
-// Elementwise ops of one operand: `out[i] = f(x[i])`. Same grid as `binary.wgsl`.
+// Elementwise ops of one operand: `out[i] = f(x[i])`. Same grid as `binary.wgsl`. The pipelines
+// prepend `math.wgsl` (`log_f32`, `tanh_f32`, `sigmoid_f32`, `sqrt_f32`).
 
 struct Params {
     n: u32,       // elements
@@ -44,5 +45,41 @@ fn exponential(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) gr
     let i = index(wg, groups, local);
     if i < params.n {
         out[i] = exp(x[i]);
+    }
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn logarithm(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) local: u32) {
+    let i = index(wg, groups, local);
+    if i < params.n {
+        out[i] = log_f32(x[i]);
+    }
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn hyperbolic_tangent(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) local: u32) {
+    let i = index(wg, groups, local);
+    if i < params.n {
+        out[i] = tanh_f32(x[i]);
+    }
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn sigmoid(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) local: u32) {
+    let i = index(wg, groups, local);
+    if i < params.n {
+        out[i] = sigmoid_f32(x[i]);
+    }
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn square_root(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) local: u32) {
+    let i = index(wg, groups, local);
+    if i < params.n {
+        out[i] = sqrt_f32(x[i]);
     }
 }
