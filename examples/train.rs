@@ -157,9 +157,9 @@ fn main() -> ExitCode {
         match train(&data, device, &args) {
             Ok(run) => {
                 println!(
-                    "final training accuracy: {:.1}% (device {device}) in {:.1} s",
-                    100.0 * run.accuracy,
-                    run.time.as_secs_f64()
+                    "trained in {:.1} s\nfinal training accuracy: {:.1}% (device {device})",
+                    run.time.as_secs_f64(),
+                    100.0 * run.accuracy
                 );
                 runs.push(run);
             }
@@ -239,7 +239,8 @@ fn train(data: &Spirals, device: Device, args: &Args) -> Result<Run, DispatchErr
         losses.push(total / n as f64);
         accuracy = model.accuracy(&all_x, &all_y)?;
         println!(
-            "{device:>5} epoch {epoch:>3}/{}  loss {:.4}  accuracy {:5.1}%  {:.2} s",
+            "{:>4} epoch {epoch:>3}/{}  loss {:.4}  accuracy {:5.1}%  {:.2} s",
+            device.to_string(),
             args.epochs,
             total / n as f64,
             100.0 * accuracy,

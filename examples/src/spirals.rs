@@ -64,7 +64,7 @@ pub struct SpiralsConfig {
 }
 
 impl Default for SpiralsConfig {
-    /// 2 × 1,000 points, 1.5 turns, noise 0.03, seed 12.
+    /// 2 × 1,500 points, 2 turns, noise 0.04, seed 12.
     fn default() -> Self {
         SpiralsConfig {
             per_class: 1500,
@@ -156,9 +156,13 @@ mod tests {
 
     #[test]
     fn spirals_interleave_two_classes_within_the_unit_disc() {
-        let s = Spirals::generate(SpiralsConfig::default());
-        assert_eq!(s.len(), 2000);
-        assert_eq!(s.labels.iter().filter(|&&c| c == 1).count(), 1000);
+        let config = SpiralsConfig::default();
+        let s = Spirals::generate(config);
+        assert_eq!(s.len(), 2 * config.per_class);
+        assert_eq!(
+            s.labels.iter().filter(|&&c| c == 1).count(),
+            config.per_class
+        );
         assert!(s.labels.iter().step_by(2).all(|&c| c == 0));
         // Radius ≤ 1 plus a few standard deviations of noise.
         assert!(
