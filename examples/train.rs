@@ -19,12 +19,11 @@ use switchyard::ops::try_narrow;
 use switchyard::optim::Adam;
 use switchyard::{Device, DispatchError, Tensor};
 use switchyard_backends as _; // links the CPU and GPU kernels: without it the linker drops them
-use switchyard_examples::mlp::{Mlp, train_step};
+use switchyard_examples::mlp::{Mlp, SPIRALS_WIDTHS, train_step};
 use switchyard_examples::plot::{self, Boundary, Curve};
 use switchyard_examples::spirals::{Spirals, SpiralsConfig, SplitMix64};
 
-/// Two inputs (x, y), two hidden layers, two classes.
-const WIDTHS: [usize; 4] = [2, 64, 64, 2];
+const WIDTHS: [usize; 4] = SPIRALS_WIDTHS;
 /// Seeds of the initial parameters and of the per-epoch shuffles.
 const INIT_SEED: u64 = 7;
 const SHUFFLE_SEED: u64 = 8;

@@ -14,6 +14,10 @@ use switchyard::{DType, Device, DispatchError, Tensor, autograd};
 
 type Result<T> = std::result::Result<T, DispatchError>;
 
+/// The widths of the spirals MLP (`examples/train.rs`, the `train_step` bench and its PyTorch
+/// twin): two inputs (x, y), two hidden layers of 64, two classes.
+pub const SPIRALS_WIDTHS: [usize; 4] = [2, 64, 64, 2];
+
 /// A fully connected layer, `x·W + b`.
 #[derive(Clone, Debug)]
 pub struct Linear {

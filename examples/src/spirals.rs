@@ -75,6 +75,17 @@ impl Default for SpiralsConfig {
     }
 }
 
+impl SpiralsConfig {
+    /// The training benches' data: 2 × 2,048 points (a batch of 4,096 and one of 64 taken from
+    /// it), otherwise the default. `benches/train_step_torch.py` generates the same.
+    pub fn bench() -> Self {
+        SpiralsConfig {
+            per_class: 2048,
+            ..SpiralsConfig::default()
+        }
+    }
+}
+
 /// The dataset, on the host: what [`Spirals::tensors`] turns into tensors.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spirals {
