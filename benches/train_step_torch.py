@@ -98,12 +98,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--steps", type=int, default=None, help="timed steps per case")
+    parser.add_argument("--batch", type=int, action="append", help="a batch size (64 and 4096 by default)")
+    parser.add_argument("--threads", type=int, action="append", help="a thread count (1 and the default by default)")
     args = parser.parse_args()
 
     default_threads = torch.get_num_threads()
     rows = []
-    for threads in sorted({1, default_threads}):
-        for batch in (64, 4096):
+    for threads in args.threads or sorted({1, default_threads}):
+        for batch in args.batch or (64, 4096):
             steps = args.steps or (2000 if batch == 64 else 200)
             median = time_steps(batch, threads, steps, warmup=100)
             rows.append({"batch": batch, "threads": threads, "steps": steps, "median_ms": median * 1e3})
