@@ -108,7 +108,7 @@ fn print_self_times(p: &Profile, steps: usize, wall: Duration) {
             None => own.push((s.op, 1, self_time)),
         }
     }
-    own.sort_by(|a, b| b.2.cmp(&a.2));
+    own.sort_by_key(|row| std::cmp::Reverse(row.2));
     let in_ops: Duration = own.iter().map(|r| r.2).sum();
     println!(
         "profile(): {:.1} µs/step with the profiler on, {:.1} µs/step of it inside ops; the rest \
