@@ -1,5 +1,5 @@
 //! Optimizers: update parameters in place from their gradients, under
-//! [`no_grad`](crate::autograd::no_grad), on the parameters' own devices.
+//! [`no_grad`], on the parameters' own devices.
 //!
 //! ```
 //! # use switchyard_backends as _; // the kernels
