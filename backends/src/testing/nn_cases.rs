@@ -207,7 +207,9 @@ fn log_softmax_scales(x: &[f64], shape: &[usize], dim: usize) -> Result<Vec<f64>
     if extent == 0 {
         return Ok(scale);
     }
-    for start in (0..x.len()).filter(|i| i / inner % extent == 0) {
+    // A slice starts at each element whose coordinate along `dim` is 0 (`inner` is not 0 here:
+    // an empty extent after `dim` leaves `x` empty).
+    for start in (0..x.len()).filter(|i| (i / inner).is_multiple_of(extent)) {
         let slice = |k: usize| start + k * inner;
         let m = (0..extent).map(|k| x[slice(k)]).fold(f64::MIN, f64::max);
         let log_total = (0..extent)
