@@ -4,6 +4,7 @@ mod dispatch_overhead;
 mod semantics;
 mod simd;
 mod small;
+mod train_step;
 mod wgpu;
 
 criterion::criterion_main!(
@@ -11,5 +12,6 @@ criterion::criterion_main!(
     semantics::group,
     simd::group,
     small::group,
+    train_step::group,
     wgpu::group
 );

@@ -1,1 +1,7 @@
-//! Hosts the examples of the switchyard workspace (see `tour.rs`).
+//! Hosts the examples of the switchyard workspace (`tour.rs`, `train.rs`) and what the training
+//! example shares with the benches: the spirals dataset, the MLP and its training step, the SVG
+//! picture.
+
+pub mod mlp;
+pub mod plot;
+pub mod spirals;

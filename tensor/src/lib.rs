@@ -24,6 +24,7 @@ mod device;
 mod element;
 mod inplace;
 mod methods;
+mod nn_composites;
 mod nn_ops;
 mod operators;
 pub mod ops;

@@ -14,7 +14,10 @@
 //! comparisons `eq`, `ne`, `lt`, `le`, `gt`, `ge` (broadcast and promoted like `add`, `bool`
 //! results); `where_cond` (the op `where`); the factories `arange` and, through the per-device
 //! generator of [`crate::random`], [`rand()`] and [`randn()`] (the ops `rand_seeded`,
-//! `randn_seeded` take the seed and counter offset explicitly, so kernels are pure).
+//! `randn_seeded` take the seed and counter offset explicitly, so kernels are pure). The
+//! composites `softmax`, `log_softmax` and `cross_entropy` (declared in `nn_composites.rs`) are
+//! ops with a body made of those, stable for logits of any size, differentiated through their
+//! decomposition.
 //!
 //! **Views** (`view`, `transpose`, `permute`, `narrow`, `slice`, `select`, `expand`, `squeeze`,
 //! `unsqueeze`) share the input's storage: writes through one are seen by the other.
@@ -41,6 +44,7 @@ use switchyard::{DType, kernel, op};
 use crate::view as layout;
 use crate::{Device, Tensor};
 
+pub use crate::nn_composites::*;
 pub use crate::nn_ops::*;
 pub use crate::random::{rand, randn, try_rand, try_randn};
 

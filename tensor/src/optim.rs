@@ -1,5 +1,5 @@
 //! Optimizers: update parameters in place from their gradients, under
-//! [`crate::autograd::no_grad`], on the parameters' own devices.
+//! [`no_grad`], on the parameters' own devices.
 //!
 //! ```
 //! # use switchyard_backends as _; // the kernels
@@ -99,6 +99,17 @@ impl Sgd {
         self.momentum = momentum;
         self
     }
+
+    /// The learning rate.
+    pub fn lr(&self) -> f64 {
+        self.lr
+    }
+
+    /// Changes the learning rate for the steps that follow (a schedule: decay, warm-up); the
+    /// velocity is kept.
+    pub fn set_lr(&mut self, lr: f64) {
+        self.lr = lr;
+    }
 }
 
 impl Optimizer for Sgd {
@@ -176,6 +187,17 @@ impl Adam {
     pub fn eps(mut self, eps: f64) -> Adam {
         self.eps = eps;
         self
+    }
+
+    /// The learning rate.
+    pub fn lr(&self) -> f64 {
+        self.lr
+    }
+
+    /// Changes the learning rate for the steps that follow (a schedule: decay, warm-up); the
+    /// moments and step counts are kept, as when PyTorch's schedulers change a group's `lr`.
+    pub fn set_lr(&mut self, lr: f64) {
+        self.lr = lr;
     }
 }
 

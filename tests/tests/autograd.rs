@@ -560,6 +560,21 @@ fn cases() -> Vec<Case> {
             },
             vec![vec![2, 3], vec![3]],
         ),
+        // Composites: differentiated through their decomposition (no derivative of their own).
+        ("softmax", |t| ops::try_softmax(&t[0], 1), vec![vec![3, 4]]),
+        (
+            "log_softmax",
+            |t| ops::try_log_softmax(&t[0], 0),
+            vec![vec![3, 2]],
+        ),
+        (
+            "cross_entropy",
+            |t| {
+                let targets = Tensor::from_vec(vec![2i64, 0, 1, 2], &[4])?;
+                ops::try_cross_entropy(&t[0], &targets)
+            },
+            vec![vec![4, 3]],
+        ),
     ]
 }
 
@@ -617,6 +632,21 @@ fn every_standard_derivative_has_a_gradcheck_case() {
         assert!(
             checked.contains(op) || NO_GRADIENT.contains(op),
             "`{op}` has a derivative but no gradcheck case"
+        );
+    }
+    // Standard composites are differentiated through their body: each needs a case too, except
+    // the in-place ones (`add_`, `fill_`, …), which refuse tensors that require grad.
+    let composites: Vec<&'static str> = switchyard::ops()
+        .into_iter()
+        .filter(|op| op.has_composite() && op.location().crate_name() == "switchyard_tensor")
+        .map(|op| op.name())
+        .filter(|name| !name.ends_with('_'))
+        .collect();
+    assert!(composites.contains(&"cross_entropy"), "{composites:?}");
+    for op in &composites {
+        assert!(
+            checked.contains(op),
+            "`{op}` is a composite autograd differentiates, but has no gradcheck case"
         );
     }
 }

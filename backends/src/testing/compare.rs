@@ -65,6 +65,16 @@ impl Tolerance {
                 ulps: 0,
                 epsilon: machine_epsilon(dtype),
             },
+            // Composites: `exp` (1 ulp) of exact differences, a sum in another order (1 ulp)
+            // and a division (half an ulp) on each side.
+            "softmax" => Tolerance::Ulps(4),
+            // A difference of terms that may cancel (`x − m` and `ln Σ`): each side's roundings
+            // of `exp`, the sum and `ln` are a few epsilons of the terms (the cases' scale), the
+            // subtraction and the mean an ulp of the result.
+            "log_softmax" | "cross_entropy" => Tolerance::Accumulated {
+                ulps: 2,
+                epsilon: 4.0 * machine_epsilon(dtype),
+            },
             _ => Tolerance::Exact,
         }
     }

@@ -1,14 +1,15 @@
 //! The cases of the ops a small network needs: reductions along dimensions, comparisons,
-//! `where`, and the `arange`, `rand`, `randn` factories (the elementwise `log`, `tanh`,
-//! `sigmoid`, `sqrt` are one-operand ops in `cases.rs`). Each on every dtype; refusals (a
-//! dimension out of range or repeated, an empty extent for `max_dim`, a non-`bool` condition, a
-//! range an integer dtype cannot hold) must come from both sides alike.
+//! `where`, the `arange`, `rand`, `randn` factories (the elementwise `log`, `tanh`,
+//! `sigmoid`, `sqrt` are one-operand ops in `cases.rs`), and the composites `softmax`,
+//! `log_softmax`, `cross_entropy`. Each on every dtype; refusals (a dimension out of range or
+//! repeated, an empty extent for `max_dim`, a non-`bool` condition, a range an integer dtype
+//! cannot hold, integer logits) must come from both sides alike.
 
 use std::rc::Rc;
 
 use switchyard::ops;
 use switchyard::rules;
-use switchyard::{DType, Tensor};
+use switchyard::{DType, Result, Tensor};
 
 use super::cases::{Call, Case, Input, Layout, MIXED, Plan, Scale, binary_cases};
 use super::values::Values;
@@ -33,6 +34,9 @@ pub(crate) fn nn_cases(op: &str, plan: &Plan) -> Option<Vec<Case>> {
         "max_dim" => max_cases(plan, false),
         "argmax" => max_cases(plan, true),
         "where" => where_cases(plan),
+        "softmax" => softmax_cases(plan, false),
+        "log_softmax" => softmax_cases(plan, true),
+        "cross_entropy" => cross_entropy_cases(plan),
         "arange" => arange_cases(plan),
         "rand" => random_cases(plan, false),
         "randn" => random_cases(plan, true),
@@ -155,6 +159,139 @@ fn max_cases(plan: &Plan, index: bool) -> Vec<Case> {
                 });
                 cases.push(Case::new(op, vec![input.clone()], call).note(note));
             }
+        }
+    }
+    cases
+}
+
+/// `softmax` or `log_softmax` along each single dimension the reductions are checked along
+/// (finite values: the composites' tolerances scale with their terms).
+fn softmax_cases(plan: &Plan, log: bool) -> Vec<Case> {
+    let op = if log { "log_softmax" } else { "softmax" };
+    let mut cases = Vec::new();
+    for dtype in DType::ALL {
+        for (input, dims) in reduction_inputs(plan, dtype, Values::Finite) {
+            // One dimension (a 0-d input gets dimension 0, refused alike).
+            let dim = match dims[..] {
+                [dim] => dim,
+                [] if input.shape.is_empty() => 0,
+                _ => continue,
+            };
+            let call: Call = Box::new(move |xs, _| {
+                if log {
+                    ops::try_log_softmax(&xs[0], dim)
+                } else {
+                    ops::try_softmax(&xs[0], dim)
+                }
+            });
+            let case = Case::new(op, vec![input], call).note(format!("dim {dim}"));
+            cases.push(if log {
+                case.scale(Rc::new(move |xs: &[Tensor]| {
+                    log_softmax_scales(&xs[0].try_to_f64_vec()?, xs[0].shape(), dim)
+                }))
+            } else {
+                case
+            });
+        }
+    }
+    cases
+}
+
+/// Per element of `log_softmax(x, dim)`, the magnitude of the terms it is made of:
+/// `1 + |xᵢ − m| + |ln Σ exp(x − m)|` over its slice along `dim` (`m` the slice's maximum); an
+/// error of a few machine epsilons of that is a few roundings of `exp`, the sum and `ln`.
+fn log_softmax_scales(x: &[f64], shape: &[usize], dim: usize) -> Result<Vec<f64>> {
+    let extent = shape.get(dim).copied().unwrap_or(1);
+    let inner: usize = shape.get(dim + 1..).map_or(1, |s| s.iter().product());
+    let mut scale = vec![0.0; x.len()];
+    if extent == 0 {
+        return Ok(scale);
+    }
+    // A slice starts at each element whose coordinate along `dim` is 0 (`inner` is not 0 here:
+    // an empty extent after `dim` leaves `x` empty).
+    for start in (0..x.len()).filter(|i| (i / inner).is_multiple_of(extent)) {
+        let slice = |k: usize| start + k * inner;
+        let m = (0..extent).map(|k| x[slice(k)]).fold(f64::MIN, f64::max);
+        let log_total = (0..extent)
+            .map(|k| (x[slice(k)] - m).exp())
+            .sum::<f64>()
+            .ln();
+        for k in 0..extent {
+            scale[slice(k)] = 1.0 + (x[slice(k)] - m).abs() + log_total.abs();
+        }
+    }
+    Ok(scale)
+}
+
+/// The class of each of `n` rows among `classes`, spread over the classes; all out of range
+/// when there are none (both sides refuse).
+fn class_targets(n: usize, classes: usize) -> Vec<i64> {
+    (0..n)
+        .map(|i| (i * 7 + 3).checked_rem(classes).unwrap_or(i) as i64)
+        .collect()
+}
+
+/// `cross_entropy` of logits `[N, C]` in every layout, with targets in `0..C` built in the call
+/// and moved to the device (so a device that cannot hold `i64` does not serve it); an empty
+/// batch (NaN on both sides), no classes, a target out of range, logits of the wrong rank and
+/// integer logits are refused alike.
+fn cross_entropy_cases(plan: &Plan) -> Vec<Case> {
+    let wide = plan.wide();
+    let mut cases = Vec::new();
+    for dtype in DType::ALL {
+        let input =
+            |shape: &[usize], layout: Layout| Input::new(dtype, shape, layout, Values::Finite, 1);
+        let contiguous = |shape: &[usize]| input(shape, Layout::Contiguous);
+        let inputs = [
+            (contiguous(&[3, 5]), false),
+            (contiguous(&[1, 1]), false),
+            (contiguous(&[0, 3]), false),
+            (contiguous(&[3, 0]), false),
+            (contiguous(&[64, wide + 1]), false),
+            (contiguous(&[plan.large, 2]), false),
+            (input(&[wide + 1, 3], Layout::Transposed), false),
+            (input(&[2, wide + 1], Layout::Strided), false),
+            (input(&[9, 4], Layout::Offset), false),
+            (input(&[3, 5], Layout::Expanded(vec![1, 5])), false),
+            // Refused alike: a target out of range, logits that are not a matrix.
+            (contiguous(&[3, 5]), true),
+            (contiguous(&[7]), false),
+        ];
+        for (logits, out_of_range) in inputs {
+            let call: Call = Box::new(move |xs, device| {
+                let (n, classes) = match xs[0].shape() {
+                    [n, c] => (*n, *c),
+                    other => (other.first().copied().unwrap_or(0), 0),
+                };
+                let mut targets = class_targets(n, classes);
+                if out_of_range {
+                    targets[n - 1] = classes as i64;
+                }
+                let targets = Tensor::from_vec(targets, &[n])?.try_to(device)?;
+                ops::try_cross_entropy(&xs[0], &targets)
+            });
+            let note = if out_of_range {
+                "a target out of range"
+            } else {
+                "targets (7i + 3) mod C"
+            };
+            let scale: Scale = Rc::new(|xs: &[Tensor]| {
+                let [n, classes] = xs[0].shape() else {
+                    return Ok(vec![0.0]);
+                };
+                let per_element = log_softmax_scales(&xs[0].try_to_f64_vec()?, xs[0].shape(), 1)?;
+                let picked: f64 = class_targets(*n, *classes)
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(row, &t)| per_element.get(row * classes + t as usize))
+                    .sum();
+                Ok(vec![picked / (*n).max(1) as f64])
+            });
+            cases.push(
+                Case::new("cross_entropy", vec![logits], call)
+                    .note(note)
+                    .scale(scale),
+            );
         }
     }
     cases
