@@ -30,6 +30,36 @@ impl<'t, T: Element> HostView<'t, T> {
         }
     }
 
+    /// When the elements in row-major order are one run of the storage repeated: that run. So
+    /// it is for a view that reads its storage contiguously along its trailing dimensions and
+    /// stays put (stride 0, or extent 1) along the leading ones, as a broadcast scalar or a
+    /// broadcast row does; a contiguous view is one run, repeated once. `None` for any other
+    /// layout, and for an empty view. Kernels use it to pair a broadcast operand with a
+    /// contiguous one run by run instead of element by element through strides.
+    pub fn repeated_block(&self) -> Option<&[T]> {
+        let t = self.tensor;
+        if t.numel() == 0 {
+            return None;
+        }
+        let (shape, strides) = (t.shape(), t.strides());
+        let mut block = 1usize;
+        let mut lead = shape.len();
+        // `block` is a product of extents, at most `numel`: no overflow.
+        while lead > 0 && (shape[lead - 1] == 1 || strides[lead - 1] == block) {
+            block *= shape[lead - 1];
+            lead -= 1;
+        }
+        let leading_stay = shape[..lead]
+            .iter()
+            .zip(&strides[..lead])
+            .all(|(&extent, &stride)| extent == 1 || stride == 0);
+        if !leading_stay {
+            return None;
+        }
+        let start = t.storage_offset();
+        self.guard.as_slice().get(start..start.checked_add(block)?)
+    }
+
     /// The storage offsets of the elements, in row-major order of their indices.
     pub fn offsets(&self) -> Offsets<'t> {
         let t = self.tensor;

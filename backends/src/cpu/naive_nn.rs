@@ -12,7 +12,7 @@ use switchyard::{
     DType, Device, Element, Result, Scalar, Tensor, host_buffer, kernel, random, with_element,
 };
 
-use super::naive::as_dtype;
+use super::naive::{as_dtype, zip_values};
 
 /// `f` applied to each run of `r.inner` elements of `x` that one result element reduces, in the
 /// result's row-major order, into a new tensor of `dtype` and the reduction's shape.
@@ -139,7 +139,7 @@ fn compare(op: &'static str, x: &Tensor, y: &Tensor, how: Comparison) -> Result<
     with_element!(dtype, T => {
         let (xv, yv) = (x.host::<T>(op)?, y.host::<T>(op)?);
         let mut out = host_buffer::<bool>(op, x.numel())?;
-        out.extend(xv.iter().zip(yv.iter()).map(|(a, b)| how.holds(a, b)));
+        zip_values(&xv, &yv, &mut out, |a, b| how.holds(a, b));
         Tensor::from_host(out, &shape)
     })
 }
