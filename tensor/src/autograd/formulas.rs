@@ -23,7 +23,7 @@ fn when(needed: bool, f: impl FnOnce() -> Result<Tensor>) -> Result<Option<Tenso
 }
 
 /// `x` saved for the derivative of `op` when `needed`.
-fn save_if(needed: bool, op: &'static str, x: &Tensor) -> Result<Option<Saved>> {
+pub(super) fn save_if(needed: bool, op: &'static str, x: &Tensor) -> Result<Option<Saved>> {
     if needed {
         Saved::new(op, x).map(Some)
     } else {
@@ -32,7 +32,7 @@ fn save_if(needed: bool, op: &'static str, x: &Tensor) -> Result<Option<Saved>> 
 }
 
 /// A saved tensor that `save_if` saved because the gradient computed now needs it.
-fn saved(s: &Option<Saved>) -> Result<&Tensor> {
+pub(super) fn saved(s: &Option<Saved>) -> Result<&Tensor> {
     match s {
         Some(s) => s.get(),
         None => Err(DispatchError::kernel(

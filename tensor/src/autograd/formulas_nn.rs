@@ -7,6 +7,7 @@
 use switchyard::{DType, DispatchError, DispatchKeySet, kernel};
 
 use crate::Tensor;
+use crate::autograd::formulas::{save_if, saved};
 use crate::autograd::meta::SavedTensor as Saved;
 use crate::autograd::record::{below, fit, info, record, run_below};
 use crate::ops::{
@@ -19,25 +20,6 @@ type Result<T> = std::result::Result<T, DispatchError>;
 /// A 0-d tensor of `value`, typed and placed like `like`.
 fn scalar(value: f64, like: &Tensor) -> Result<Tensor> {
     ops::try_full(&[], value, like.dtype(), like.device())
-}
-
-/// The saved tensor of a unary op's derivative (saved only when the input requires grad).
-fn saved(s: &Option<Saved>) -> Result<&Tensor> {
-    match s {
-        Some(s) => s.get(),
-        None => Err(DispatchError::kernel(
-            "backward",
-            "a derivative needed a tensor it did not save (a bug in its formula)",
-        )),
-    }
-}
-
-fn save_if(needed: bool, op: &'static str, x: &Tensor) -> Result<Option<Saved>> {
-    if needed {
-        Saved::new(op, x).map(Some)
-    } else {
-        Ok(None)
-    }
 }
 
 #[kernel(op = "log", key = Autograd)]
