@@ -28,8 +28,9 @@ macro_rules! dispatch_keys {
         /// `CpuNaive`).
         ///
         /// Every key but the two `Builtin…` ones is the users' to register at: the library
-        /// occupies none of them (the CPU backend's kernels and the `CpuSimd` fallthrough aside,
-        /// which users may override deliberately, see `#[kernel(overrides)]`).
+        /// occupies none of them (the CPU backend's kernels, the `CpuSimd` fallthrough and the
+        /// standard ops' own derivatives at `Autograd` aside, which users may override
+        /// deliberately, see `#[kernel(overrides)]`; their own ops' slots are all theirs).
         #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
         #[repr(u8)]
         pub enum DispatchKey {
