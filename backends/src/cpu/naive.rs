@@ -214,10 +214,13 @@ pub(crate) fn zip_values<A: Element, B: Element, O: Element>(
     if let (Some(xs), Some(ys)) = (xv.contiguous(), yv.contiguous()) {
         out.extend(xs.iter().zip(ys).map(|(&a, &b)| f(a, b)));
     } else if let (Some(xs), Some(run)) = (xv.contiguous(), yv.repeated_block()) {
+        // One shape: the contiguous side is whole runs (`chunks_exact` would drop a remainder).
+        debug_assert_eq!(xs.len() % run.len(), 0);
         for part in xs.chunks_exact(run.len()) {
             out.extend(part.iter().zip(run).map(|(&a, &b)| f(a, b)));
         }
     } else if let (Some(run), Some(ys)) = (xv.repeated_block(), yv.contiguous()) {
+        debug_assert_eq!(ys.len() % run.len(), 0);
         for part in ys.chunks_exact(run.len()) {
             out.extend(run.iter().zip(part).map(|(&a, &b)| f(a, b)));
         }
