@@ -131,7 +131,7 @@ fn main() {
     }
 
     section("a boxed call by name: what tools and fallbacks use");
-    let mut stack: Stack = [Value::from(&x), Value::from(&y)].into_iter().collect();
+    let mut stack: Stack<'_> = [Value::from(&x), Value::from(&y)].into_iter().collect();
     call_boxed("mul", &mut stack).expect("mul(x, y) boxed");
     println!("call_boxed(\"mul\", [x, y]) left {}", stack.values()[0]);
 

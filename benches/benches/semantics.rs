@@ -30,7 +30,7 @@ fn dispatch_layers(c: &mut Criterion) {
     });
     group.bench_function("ranks_boxed_by_name", |b| {
         b.iter(|| {
-            let mut stack: Stack = [Value::from(x), Value::from(y)].into_iter().collect();
+            let mut stack: Stack<'_> = [Value::from(x), Value::from(y)].into_iter().collect();
             switchyard::call_boxed(black_box("bench::ranks"), &mut stack).unwrap();
             stack
         })

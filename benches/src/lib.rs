@@ -53,7 +53,11 @@ fn ranks_layer(keys: DispatchKeySet, x: &Tensor, y: &Tensor) -> switchyard::Resu
 /// A boxed fallback that does nothing but continue below its key: under
 /// `include(DispatchKey::Custom2)` a typed call is boxed, runs this, and is unboxed again.
 #[fallback(key = Custom2)]
-fn pass_through(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> switchyard::Result<()> {
+fn pass_through(
+    op: &OpHandle,
+    keys: DispatchKeySet,
+    stack: &mut Stack<'_>,
+) -> switchyard::Result<()> {
     op.redispatch_boxed(keys.below(DispatchKey::Custom2), stack)
 }
 

@@ -113,7 +113,7 @@ impl OpHandle {
     /// the result instead. Dispatches on the arguments' keys and the thread's, like a typed call.
     ///
     /// Wrong arity, wrong argument types, and everything a typed call can fail with are errors.
-    pub fn call_boxed(&self, stack: &mut Stack) -> Result<(), DispatchError> {
+    pub fn call_boxed(&self, stack: &mut Stack<'_>) -> Result<(), DispatchError> {
         self.op.call_boxed(stack)
     }
 
@@ -123,7 +123,7 @@ impl OpHandle {
     pub fn redispatch_boxed(
         &self,
         keys: DispatchKeySet,
-        stack: &mut Stack,
+        stack: &mut Stack<'_>,
     ) -> Result<(), DispatchError> {
         self.op.redispatch_boxed(keys, stack)
     }
@@ -230,7 +230,7 @@ pub fn op_named(name: &str) -> Result<OpHandle, DispatchError> {
 }
 
 /// Calls the op named `name` boxed; see [`OpHandle::call_boxed`].
-pub fn call_boxed(name: &str, stack: &mut Stack) -> Result<(), DispatchError> {
+pub fn call_boxed(name: &str, stack: &mut Stack<'_>) -> Result<(), DispatchError> {
     op_named(name)?.call_boxed(stack)
 }
 

@@ -33,21 +33,58 @@ pub const fn dtype_token(token: &str) -> ColumnSet {
     }
 }
 
-/// Checks that `stack` holds at least the op's arguments (generated `__call_unboxed`).
+/// Checks that `stack` holds at least the op's arguments (generated `__call_unboxed`, which then
+/// pops each with `Unbox::take`).
 #[inline]
-pub fn check_args(stack: &Stack, info: &OpInfo) -> Result<(), DispatchError> {
-    stack.check_args(info.arity, info.name, info.schema)
+pub fn check_args(stack: &Stack<'_>, info: &OpInfo) -> Result<(), DispatchError> {
+    if stack.len() < info.arity {
+        return Err(arity_error(stack, info));
+    }
+    Ok(())
 }
 
-/// Pops one argument that `check_args` counted.
+#[cold]
+#[inline(never)]
+fn arity_error(stack: &Stack<'_>, info: &OpInfo) -> DispatchError {
+    stack.arity_error(info.arity, info.name, info.schema)
+}
+
+/// Pushes a kernel's result, built in its slot (generated `__call_unboxed`, with the result's
+/// `BoxedResult::boxed`: so the one bound an unboxable result breaks is on that trait path).
+#[inline(always)]
+pub fn push_result(stack: &mut Stack<'_>, boxed: impl FnOnce() -> crate::Value) {
+    stack.push_with(boxed);
+}
+
+/// Takes the result a boxed fallback left (generated `__via_boxed` of an op without `&mut`
+/// parameters, with the result's `BoxedResult::unboxed_ref` and `unboxed`): a plain one read
+/// where it lies, anything else popped and unboxed.
 #[inline]
-pub fn pop_arg(stack: &mut Stack) -> crate::Value {
-    stack.pop_arg()
+pub fn take_result<R>(
+    stack: &mut Stack<'_>,
+    info: &OpInfo,
+    read: impl FnOnce(&crate::Value) -> Option<R>,
+    unbox: impl FnOnce(crate::Value) -> Result<R, TypeMismatch>,
+) -> Result<R, DispatchError> {
+    match stack.pop_read(read) {
+        Some(result) => Ok(result),
+        None => take_result_owned(stack, info, unbox),
+    }
+}
+
+#[inline(never)]
+fn take_result_owned<R>(
+    stack: &mut Stack<'_>,
+    info: &OpInfo,
+    unbox: impl FnOnce(crate::Value) -> Result<R, TypeMismatch>,
+) -> Result<R, DispatchError> {
+    let value = stack.pop_result(info.name)?;
+    unbox(value).map_err(|mismatch| boxed_type(info, "result", mismatch))
 }
 
 /// Pops the result a boxed fallback left, or the op's error if it left none.
 #[inline]
-pub fn pop_result(stack: &mut Stack, info: &OpInfo) -> Result<crate::Value, DispatchError> {
+pub fn pop_result(stack: &mut Stack<'_>, info: &OpInfo) -> Result<crate::Value, DispatchError> {
     stack.pop_result(info.name)
 }
 
@@ -56,7 +93,7 @@ pub fn pop_result(stack: &mut Stack, info: &OpInfo) -> Result<crate::Value, Disp
 /// parameters).
 #[inline]
 pub fn check_written(
-    stack: &Stack,
+    stack: &Stack<'_>,
     info: &OpInfo,
     written: &[&'static str],
 ) -> Result<(), DispatchError> {

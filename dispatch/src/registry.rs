@@ -95,7 +95,7 @@ impl<F: Copy> Copy for KernelRegistration<F> {}
 /// A boxed kernel: serves any op, seeing it through its handle and its arguments on a stack.
 /// What `#[fallback]` registers.
 pub type BoxedKernel =
-    fn(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> Result<(), DispatchError>;
+    fn(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack<'_>) -> Result<(), DispatchError>;
 
 /// What a fallback does for every op at its key.
 #[derive(Clone, Copy, Debug)]
@@ -181,12 +181,12 @@ pub trait ErasedOp: Sync {
     /// (indexed by key), or the build error.
     fn parts(&'static self) -> Result<Vec<(ColumnSet, Vec<SlotOrigin>)>, DispatchError>;
     /// Calls the op with the arguments on `stack`, dispatching on their keys and the thread's.
-    fn call_boxed(&'static self, stack: &mut Stack) -> Result<(), DispatchError>;
+    fn call_boxed(&'static self, stack: &mut Stack<'_>) -> Result<(), DispatchError>;
     /// Calls the op for exactly `keys` with the arguments on `stack`.
     fn redispatch_boxed(
         &'static self,
         keys: DispatchKeySet,
-        stack: &mut Stack,
+        stack: &mut Stack<'_>,
     ) -> Result<(), DispatchError>;
     /// Makes this op skip `key` until the guard drops.
     fn register_fallthrough(

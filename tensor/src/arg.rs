@@ -37,13 +37,14 @@ impl TensorValue for TensorInner {
     }
 }
 
-/// A tensor boxes as its shared inner value: one reference count, no allocation.
+/// A tensor boxes as its shared inner value: one reference count, no allocation (and none at all
+/// when a stack only borrows it).
 impl SharedTensor for Tensor {
     type Shared = TensorInner;
 
     #[inline]
-    fn shared(&self) -> Arc<TensorInner> {
-        self.inner.clone()
+    fn shared(&self) -> &Arc<TensorInner> {
+        &self.inner
     }
 
     #[inline]

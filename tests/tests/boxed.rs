@@ -17,7 +17,7 @@ fn tensor(value: &Value) -> Tensor {
 fn standard_ops_run_boxed() {
     let x = Tensor::vector(&[1.0, 2.0, 3.0]);
     let y = Tensor::vector(&[4.0, 5.0, 6.0]);
-    let mut stack: Stack = [Value::from(&x), Value::from(&y)].into_iter().collect();
+    let mut stack: Stack<'_> = [Value::from(&x), Value::from(&y)].into_iter().collect();
     call_boxed("mul", &mut stack).unwrap();
     assert_eq!(stack.len(), 1);
     assert_eq!(
@@ -100,7 +100,7 @@ fn wrong_arity_is_an_error_naming_the_schema() {
         err.to_string(),
         "op `mul`: boxed call with 1 argument(s), but `mul(x: Tensor, y: Tensor) -> Tensor` takes 2"
     );
-    let mut too_many: Stack = (0..3).map(|_| Value::from(Tensor::scalar(1.0))).collect();
+    let mut too_many: Stack<'_> = (0..3).map(|_| Value::from(Tensor::scalar(1.0))).collect();
     let err = call_boxed("mul", &mut too_many).unwrap_err();
     assert!(err.to_string().contains("with 3 argument(s)"), "{err}");
 }

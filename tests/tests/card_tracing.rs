@@ -12,7 +12,7 @@ thread_local! {
     static RECORDED: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
 }
 
-fn record(name: &'static str, _stack: &Stack) {
+fn record(name: &'static str, _stack: &Stack<'_>) {
     RECORDED.with(|r| r.borrow_mut().push(name));
 }
 
@@ -21,7 +21,7 @@ fn record(name: &'static str, _stack: &Stack) {
 fn trace_calls(
     op: &OpHandle,
     keys: DispatchKeySet,
-    stack: &mut Stack,
+    stack: &mut Stack<'_>,
 ) -> Result<(), DispatchError> {
     record(op.name(), stack);
     op.redispatch_boxed(keys.below(DispatchKey::Tracing), stack)

@@ -15,7 +15,7 @@ use switchyard_backends as _;
 fn first_fallback(
     op: &OpHandle,
     keys: DispatchKeySet,
-    stack: &mut Stack,
+    stack: &mut Stack<'_>,
 ) -> Result<(), DispatchError> {
     op.redispatch_boxed(keys.below(DispatchKey::Custom2), stack)
 }
@@ -24,7 +24,7 @@ fn first_fallback(
 fn second_fallback(
     op: &OpHandle,
     keys: DispatchKeySet,
-    stack: &mut Stack,
+    stack: &mut Stack<'_>,
 ) -> Result<(), DispatchError> {
     op.redispatch_boxed(keys.below(DispatchKey::Custom2), stack)
 }

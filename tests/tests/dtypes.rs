@@ -176,7 +176,11 @@ impl FromValueTest for String {
 
 /// A boxed fallback at `Custom2` that continues below itself, boxed: the keys it gets carry the
 /// call's dtypes, and so does its redispatch.
-fn pass_through(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> switchyard::Result<()> {
+fn pass_through(
+    op: &OpHandle,
+    keys: DispatchKeySet,
+    stack: &mut Stack<'_>,
+) -> switchyard::Result<()> {
     assert!(!keys.dtypes().is_empty() || keys.column() == DTypeColumn::Untyped);
     op.redispatch_boxed(keys.below(DispatchKey::Custom2), stack)
 }

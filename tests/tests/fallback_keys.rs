@@ -8,12 +8,20 @@ use switchyard_backends as _;
 pub const MY_LAYER: DispatchKey = DispatchKey::Custom2;
 
 #[fallback(key = CUSTOM1)]
-fn screaming(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> Result<(), DispatchError> {
+fn screaming(
+    op: &OpHandle,
+    keys: DispatchKeySet,
+    stack: &mut Stack<'_>,
+) -> Result<(), DispatchError> {
     op.redispatch_boxed(keys.below(DispatchKey::Custom1), stack)
 }
 
 #[fallback(key = crate::MY_LAYER)]
-fn by_path(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> Result<(), DispatchError> {
+fn by_path(
+    op: &OpHandle,
+    keys: DispatchKeySet,
+    stack: &mut Stack<'_>,
+) -> Result<(), DispatchError> {
     op.redispatch_boxed(keys.below(MY_LAYER), stack)
 }
 

@@ -49,7 +49,7 @@ fn kernel<const N: i64>(_: DispatchKeySet, _: &Keys) -> switchyard::Result<i64> 
 fn fallback<const N: i64>(
     _: &OpHandle,
     _: DispatchKeySet,
-    stack: &mut Stack,
+    stack: &mut Stack<'_>,
 ) -> switchyard::Result<()> {
     stack.clear();
     stack.push(Value::Int(N));

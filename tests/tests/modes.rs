@@ -22,7 +22,7 @@ static TOP_LEVEL_CALLS: AtomicUsize = AtomicUsize::new(0);
 fn count_top_level(
     op: &OpHandle,
     keys: DispatchKeySet,
-    stack: &mut Stack,
+    stack: &mut Stack<'_>,
 ) -> Result<(), DispatchError> {
     TOP_LEVEL_CALLS.fetch_add(1, Ordering::Relaxed);
     with_excluded(DispatchKey::Custom4, || {
@@ -144,7 +144,11 @@ fn dispatch_trace_prints_one_line_per_dispatch() {
 
 /// A mode at `Custom3` that only passes calls on, for the dispatch trace of a fallback.
 #[fallback(key = Custom3)]
-fn pass_on(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> Result<(), DispatchError> {
+fn pass_on(
+    op: &OpHandle,
+    keys: DispatchKeySet,
+    stack: &mut Stack<'_>,
+) -> Result<(), DispatchError> {
     op.redispatch_boxed(keys.below(DispatchKey::Custom3), stack)
 }
 

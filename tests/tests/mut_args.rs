@@ -48,8 +48,8 @@ impl Buf {
 
 impl SharedTensor for Buf {
     type Shared = BufData;
-    fn shared(&self) -> Arc<BufData> {
-        self.0.clone()
+    fn shared(&self) -> &Arc<BufData> {
+        &self.0
     }
     fn from_shared(shared: Arc<BufData>) -> Buf {
         Buf(shared)
@@ -138,7 +138,7 @@ fn a_composite_body_writes_through_another_op() {
     assert_eq!(double_(&mut x).values(), [3.0]);
     assert_eq!(x.values(), [3.0]);
     // Boxed, through the composite.
-    let mut stack: Stack = [x.to_value()].into_iter().collect();
+    let mut stack: Stack<'_> = [x.to_value()].into_iter().collect();
     double_::handle().call_boxed(&mut stack).unwrap();
     assert_eq!(
         Buf::from_value(stack.values()[0].clone()).unwrap().values(),
@@ -168,7 +168,11 @@ thread_local! {
 }
 
 #[fallback(key = Mode2)]
-fn rewrite(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> Result<(), DispatchError> {
+fn rewrite(
+    op: &OpHandle,
+    keys: DispatchKeySet,
+    stack: &mut Stack<'_>,
+) -> Result<(), DispatchError> {
     SEEN.with(|s| s.set(s.get() + 1));
     let below = keys.below(DispatchKey::Mode2);
     let base = stack.len() - op.arity();
@@ -283,7 +287,7 @@ fn a_boxed_call_hands_back_the_written_argument_under_the_result() {
     // By name, through the mode fallback: the stack is the caller's `&mut`.
     REWRITE.with(|r| r.set(Rewrite::ArgumentBefore));
     let _mode = include(DispatchKey::Mode2);
-    let mut stack: Stack = [x.to_value(), Buf::new(&[1.0, 1.0]).to_value()]
+    let mut stack: Stack<'_> = [x.to_value(), Buf::new(&[1.0, 1.0]).to_value()]
         .into_iter()
         .collect();
     switchyard::call_boxed("mut_args::add_", &mut stack).unwrap();
@@ -293,7 +297,7 @@ fn a_boxed_call_hands_back_the_written_argument_under_the_result() {
 
 #[test]
 fn a_boxed_argument_of_the_wrong_type_is_an_error_naming_it() {
-    let mut stack: Stack = [Value::Int(1), Buf::new(&[1.0]).to_value()]
+    let mut stack: Stack<'_> = [Value::Int(1), Buf::new(&[1.0]).to_value()]
         .into_iter()
         .collect();
     let err = add_::handle().call_boxed(&mut stack).unwrap_err();
@@ -338,7 +342,7 @@ fn two_mut_parameters_of_one_type() {
     );
 
     // Boxed: both written values, in parameter order, then the result (`()` boxes as `None`).
-    let mut stack: Stack = [a.to_value(), b.to_value()].into_iter().collect();
+    let mut stack: Stack<'_> = [a.to_value(), b.to_value()].into_iter().collect();
     swap::handle().call_boxed(&mut stack).unwrap();
     assert_eq!(stack.len(), 3);
     assert!(matches!(stack.values()[2], Value::None));

@@ -40,7 +40,7 @@ fn layers_c2(keys: DispatchKeySet, x: &Tensor) -> String {
 fn boxed_layer(
     op: &OpHandle,
     keys: DispatchKeySet,
-    stack: &mut Stack,
+    stack: &mut Stack<'_>,
     key: DispatchKey,
     tag: &str,
 ) -> switchyard::Result<()> {
@@ -55,11 +55,11 @@ fn boxed_layer(
     Ok(())
 }
 
-fn fb3(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> switchyard::Result<()> {
+fn fb3(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack<'_>) -> switchyard::Result<()> {
     boxed_layer(op, keys, stack, DispatchKey::Custom3, "fb3")
 }
 
-fn fb4(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> switchyard::Result<()> {
+fn fb4(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack<'_>) -> switchyard::Result<()> {
     boxed_layer(op, keys, stack, DispatchKey::Custom4, "fb4")
 }
 

@@ -15,7 +15,7 @@ fn custom(_: switchyard::DispatchKeySet, x: &Tensor, _: &Tensor) -> switchyard::
 fn boxed(
     _: &OpHandle,
     _: switchyard::DispatchKeySet,
-    stack: &mut switchyard::Stack,
+    stack: &mut switchyard::Stack<'_>,
 ) -> switchyard::Result<()> {
     let _ = stack.pop();
     Ok(())
@@ -157,7 +157,7 @@ fn a_second_kernel_for_one_key_is_refused_and_names_both() {
 fn linked_mode3(
     op: &switchyard::OpHandle,
     keys: switchyard::DispatchKeySet,
-    stack: &mut switchyard::Stack,
+    stack: &mut switchyard::Stack<'_>,
 ) -> Result<(), switchyard::DispatchError> {
     op.redispatch_boxed(keys.below(DispatchKey::Mode3), stack)
 }

@@ -40,7 +40,7 @@ static BOXED_CALLS: AtomicUsize = AtomicUsize::new(0);
 fn count_at_custom3(
     op: &OpHandle,
     keys: DispatchKeySet,
-    stack: &mut Stack,
+    stack: &mut Stack<'_>,
 ) -> Result<(), DispatchError> {
     BOXED_CALLS.fetch_add(1, Ordering::Relaxed);
     op.redispatch_boxed(keys.below(DispatchKey::Custom3), stack)

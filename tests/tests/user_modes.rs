@@ -16,7 +16,7 @@ thread_local! {
 }
 
 #[fallback(key = Mode2)]
-fn count(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> Result<(), DispatchError> {
+fn count(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack<'_>) -> Result<(), DispatchError> {
     SEEN.with(|s| s.set(s.get() + 1));
     op.redispatch_boxed(keys.below(DispatchKey::Mode2), stack)
 }

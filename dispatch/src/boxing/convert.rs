@@ -1,5 +1,6 @@
 //! Conversions between typed arguments and results and [`Value`]s.
 
+use super::stack::Stack;
 use super::value::{Plain, Value};
 pub use crate::error::TypeMismatch;
 
@@ -15,6 +16,15 @@ pub use crate::error::TypeMismatch;
 pub trait ToValue {
     /// The boxed form.
     fn to_value(&self) -> Value;
+
+    /// Pushes the value onto a stack that may borrow it for `'s`, as a typed call boxed for a
+    /// fallback does with its arguments: by default its boxed form ([`ToValue::to_value`]); a
+    /// tensor type lends itself instead ([`Stack::push_lent`]: no reference count), which is
+    /// what [`boxable_tensor!`](crate::boxable_tensor) implements.
+    #[inline]
+    fn push_onto<'s>(&'s self, stack: &mut Stack<'s>) {
+        stack.push_with(|| self.to_value());
+    }
 }
 
 /// Unboxes an owned value; fails when the value holds another type.
@@ -27,6 +37,28 @@ pub trait ToValue {
 pub trait FromValue: Sized {
     /// The typed value, or what was found instead.
     fn from_value(value: Value) -> Result<Self, TypeMismatch>;
+
+    /// Pops the top value of `stack` if the stack lent it ([`ToValue::push_onto`]) and it is a
+    /// `Self`, and returns it borrowed: how a typed kernel reached through a boxed fallback gets
+    /// back the very tensors the typed call passed, with no reference count. By default `None`,
+    /// leaving the value (it is then popped and unboxed owned, [`FromValue::from_value`]); a
+    /// tensor type returns [`Stack::pop_lent`], which is what
+    /// [`boxable_tensor!`](crate::boxable_tensor) implements.
+    #[inline]
+    fn from_lent<'s>(stack: &mut Stack<'s>) -> Option<&'s Self> {
+        let _ = stack;
+        None
+    }
+
+    /// The typed value read from a boxed one in place, where that takes nothing from it (a
+    /// number, a flag): how a plain result is unboxed without moving it. By default `None`
+    /// (the value is moved out and unboxed with [`FromValue::from_value`]), as it is for any
+    /// value of another type or out of range, which `from_value` then reports.
+    #[inline]
+    fn from_ref(value: &Value) -> Option<Self> {
+        let _ = value;
+        None
+    }
 }
 
 /// An op argument's boxed form, both ways. Boxing is [`ToValue`]; unboxing may borrow: the value
@@ -55,8 +87,20 @@ pub trait Unbox<'a>: Sized {
     fn holder(value: Value) -> Result<Self::Holder, TypeMismatch> {
         Self::Holder::from_value(value)
     }
+    /// Pops the argument off a stack, which may have lent it, into its holder: by default
+    /// [`Unbox::holder`] of its owned value; a `&T` keeps a lent `T` borrowed ([`Held`]).
+    #[inline]
+    fn take(stack: &mut Stack<'a>) -> Result<Self::Holder, TypeMismatch> {
+        Self::holder(stack.pop_arg())
+    }
     /// The argument's boxed form.
     fn boxed(&self) -> Value;
+    /// Pushes the argument for a boxed call that lives no longer than it: by default its
+    /// boxed form; a `&T` whose `T` lends itself ([`ToValue::push_onto`], tensors) is lent.
+    #[inline]
+    fn lend(&self, stack: &mut Stack<'a>) {
+        stack.push_with(|| self.boxed());
+    }
     /// The holder boxed again once the kernel has run: what a written (`&mut T`) argument hands
     /// back to its caller. Generated code calls it for `&mut` parameters only.
     fn written(holder: &Self::Holder) -> Value {
@@ -79,15 +123,28 @@ pub trait BoxedResult: Sized {
     fn boxed(&self) -> Value;
     /// Unboxes the result.
     fn unboxed(value: Value) -> Result<Self, TypeMismatch>;
+    /// Unboxes the result in place, where that takes nothing from it ([`FromValue::from_ref`]);
+    /// by default `None` (it is moved out and unboxed with [`BoxedResult::unboxed`]).
+    #[inline]
+    fn unboxed_ref(value: &Value) -> Option<Self> {
+        let _ = value;
+        None
+    }
 }
 
 #[diagnostic::do_not_recommend]
 impl<T: ToValue + FromValue> BoxedResult for T {
+    #[inline]
     fn boxed(&self) -> Value {
         self.to_value()
     }
+    #[inline]
     fn unboxed(value: Value) -> Result<Self, TypeMismatch> {
         T::from_value(value)
+    }
+    #[inline]
+    fn unboxed_ref(value: &Value) -> Option<Self> {
+        T::from_ref(value)
     }
 }
 
@@ -108,19 +165,77 @@ impl TypeMismatch {
 
 #[diagnostic::do_not_recommend]
 impl<T: ToValue + ?Sized> ToValue for &T {
+    #[inline]
     fn to_value(&self) -> Value {
         (**self).to_value()
+    }
+    #[inline]
+    fn push_onto<'s>(&'s self, stack: &mut Stack<'s>) {
+        (**self).push_onto(stack);
+    }
+}
+
+/// A borrowed argument: lent through the stack where its type lends itself (tensors), so the
+/// kernel gets the caller's own value back; otherwise unboxed into an owned holder.
+#[diagnostic::do_not_recommend]
+impl<'a, T: FromValue + ToValue> Unbox<'a> for &'a T {
+    type Holder = Held<'a, T>;
+    #[inline]
+    fn unbox(holder: &'a mut Held<'a, T>) -> Self {
+        match holder {
+            Held::Owned(value) => value,
+            Held::Lent(value) => value,
+        }
+    }
+    #[inline]
+    fn take(stack: &mut Stack<'a>) -> Result<Held<'a, T>, TypeMismatch> {
+        match T::from_lent(stack) {
+            Some(value) => Ok(Held::Lent(value)),
+            None => take_owned(stack),
+        }
+    }
+    #[inline]
+    fn boxed(&self) -> Value {
+        self.to_value()
+    }
+    #[inline]
+    fn lend(&self, stack: &mut Stack<'a>) {
+        T::push_onto(*self, stack);
+    }
+}
+
+/// A `&T` argument's holder from an owned value: out of line, so that taking a lent one stays
+/// small enough to inline.
+#[inline(never)]
+fn take_owned<'a, T: FromValue>(stack: &mut Stack<'a>) -> Result<Held<'a, T>, TypeMismatch> {
+    T::from_value(stack.pop_arg()).map(Held::Owned)
+}
+
+/// What a `&T` argument of a boxed call is taken from ([`Unbox::take`]): the caller's own `T`,
+/// when the stack lent it, or a `T` unboxed from the stack's owned value.
+#[derive(Debug)]
+pub enum Held<'a, T> {
+    /// Unboxed from an owned value.
+    Owned(T),
+    /// The value the stack lent.
+    Lent(&'a T),
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: FromValue> FromValue for Held<'_, T> {
+    #[inline]
+    fn from_value(value: Value) -> Result<Self, TypeMismatch> {
+        T::from_value(value).map(Held::Owned)
     }
 }
 
 #[diagnostic::do_not_recommend]
-impl<'a, T: FromValue + ToValue> Unbox<'a> for &'a T {
-    type Holder = T;
-    fn unbox(holder: &'a mut T) -> Self {
-        holder
-    }
-    fn boxed(&self) -> Value {
-        self.to_value()
+impl<T: ToValue> ToValue for Held<'_, T> {
+    fn to_value(&self) -> Value {
+        match self {
+            Held::Owned(value) => value.to_value(),
+            Held::Lent(value) => value.to_value(),
+        }
     }
 }
 
@@ -323,6 +438,12 @@ macro_rules! plain {
                     Err(other) => other,
                 };
                 Err(TypeMismatch::new($name, &found))
+            }
+            #[inline]
+            fn from_ref(value: &Value) -> Option<Self> {
+                let $p = value.as_plain()?;
+                let unboxed: Option<Result<Self, TypeMismatch>> = $from;
+                unboxed?.ok()
             }
         }
         owned_unbox!($ty);

@@ -8,20 +8,23 @@
 
 mod convert;
 mod stack;
+#[cfg(test)]
+mod tests;
 mod value;
 
-pub use convert::{BoxedResult, FromValue, ToValue, TypeMismatch, Unbox};
+pub use convert::{BoxedResult, FromValue, Held, ToValue, TypeMismatch, Unbox};
 pub use stack::Stack;
 pub use value::{BoxedTensor, Custom, TensorValue, Value};
 
 /// A tensor type whose handle is one shared value (`struct Tensor(Arc<Inner>)`): what
 /// [`boxable_tensor!`](crate::boxable_tensor) needs to box it as a [`Value::Tensor`] without
-/// allocating.
+/// allocating, and to lend it to a stack without a reference count ([`Stack::push_lent`]).
 pub trait SharedTensor: Clone {
     /// The value every handle of one tensor shares.
     type Shared: TensorValue;
-    /// This handle's shared value (a reference count, no copy).
-    fn shared(&self) -> std::sync::Arc<Self::Shared>;
+    /// This handle's shared value, borrowed (`&self.0`): boxing clones it (a reference count),
+    /// lending only borrows it.
+    fn shared(&self) -> &std::sync::Arc<Self::Shared>;
     /// The handle of a shared value.
     fn from_shared(shared: std::sync::Arc<Self::Shared>) -> Self;
 }
@@ -83,10 +86,12 @@ macro_rules! boxable {
 /// Gives a tensor type its boxed form, [`Value::Tensor`]: implements [`ToValue`], [`FromValue`]
 /// and [`Unbox`] through its [`SharedTensor`] impl (`&T`, `Option<&T>` and `&[T]` arguments
 /// follow from those), and `From<T>`/`From<&T>` for [`Value`] (so [`Stack::push`] takes it).
+/// The type must be `Sync + 'static`.
 ///
 /// This is the door every tensor type boxes through, the framework's own included: boxing costs
-/// one reference count, and [`trace`](crate::trace) links a tensor an op returned to the ops that
-/// read it (`%n`), whatever the tensor type.
+/// one reference count, a `&T` argument of a typed call boxed for a fallback none (it is lent,
+/// [`Stack::push_lent`], and its kernel gets it back), and [`trace`](crate::trace) links a tensor
+/// an op returned to the ops that read it (`%n`), whatever the tensor type.
 ///
 /// ```
 /// use std::fmt;
@@ -109,7 +114,7 @@ macro_rules! boxable {
 ///
 /// impl SharedTensor for GridTensor {
 ///     type Shared = Grid;
-///     fn shared(&self) -> Arc<Grid> { self.0.clone() }
+///     fn shared(&self) -> &Arc<Grid> { &self.0 }
 ///     fn from_shared(shared: Arc<Grid>) -> Self { GridTensor(shared) }
 /// }
 /// impl DispatchArg for GridTensor {
@@ -131,9 +136,14 @@ macro_rules! boxable_tensor {
         impl $crate::ToValue for $ty {
             #[inline(always)]
             fn to_value(&self) -> $crate::Value {
-                $crate::Value::Tensor($crate::boxing::BoxedTensor::new(
+                $crate::Value::Tensor($crate::boxing::BoxedTensor::new(::std::sync::Arc::clone(
                     $crate::boxing::SharedTensor::shared(self),
-                ))
+                )))
+            }
+
+            #[inline(always)]
+            fn push_onto<'s>(&'s self, stack: &mut $crate::Stack<'s>) {
+                stack.push_lent(self);
             }
         }
 
@@ -162,6 +172,11 @@ macro_rules! boxable_tensor {
                         &other,
                     )),
                 }
+            }
+
+            #[inline(always)]
+            fn from_lent<'s>(stack: &mut $crate::Stack<'s>) -> ::core::option::Option<&'s Self> {
+                stack.pop_lent::<Self>()
             }
         }
 

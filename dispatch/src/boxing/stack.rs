@@ -1,9 +1,11 @@
 //! The stack a boxed call passes arguments and results on.
 
 use std::fmt;
-use std::mem::MaybeUninit;
+use std::marker::PhantomData;
+use std::mem::{ManuallyDrop, MaybeUninit};
 
-use super::value::Value;
+use super::SharedTensor;
+use super::value::{BoxedTensor, Value};
 use crate::error::{DispatchError, ErrorKind};
 
 /// The arguments of a boxed call, in order; after the call, its result.
@@ -29,13 +31,27 @@ use crate::error::{DispatchError, ErrorKind};
 /// - A tensor whose handle shares its storage (a clone of the handle sees the same data) shows
 ///   an in-place write of its data through any clone, written back or not; the written value is
 ///   for a kernel or fallback that replaces the handle itself (`*x = new`).
-pub struct Stack {
-    /// While `spilled` is `None`, the values: `inline[..len]` are initialised, the rest are not.
+///
+/// **Lent tensors.** A stack may borrow tensors for its lifetime `'s` instead of sharing them
+/// ([`Stack::push_lent`]): a typed call boxed for a fallback lends its tensor arguments, and a
+/// typed kernel that the fallback redispatches to gets them back as they were, so the round trip
+/// takes no reference count. Nothing of this shows: a lent tensor reads as any other
+/// ([`values`](Stack::values), [`top`](Stack::top)), and one that leaves the stack
+/// ([`pop`](Stack::pop), [`values_mut`](Stack::values_mut), a clone) is owned first. `'s` is
+/// inferred; a stack made with [`Stack::new`] alone may live as long as its owner wants.
+pub struct Stack<'s> {
+    /// The values while they fit: `inline[..len]` are initialised, the rest are not.
     inline: [MaybeUninit<Value>; INLINE],
+    /// How many values are inline, or `SPILLED`: then they are all in `heap`.
     len: usize,
-    /// Every value, once more than `INLINE` were on the stack at once (or the stack was made
-    /// from a `Vec`); `len` is then 0.
-    spilled: Option<Vec<Value>>,
+    /// The values, once more than `INLINE` were on the stack at once (or the stack was made from
+    /// a `Vec`); empty and unallocated before. (`ManuallyDrop`: `Drop for Stack` drops it, out
+    /// of line, so that dropping a stack that never spilled is two tests.)
+    heap: ManuallyDrop<Vec<Value>>,
+    /// Whether a value may be lent (`push_lent`): then `values_mut` makes them owned first.
+    has_lent: bool,
+    /// Lent values borrow their tensors for `'s`.
+    lent: PhantomData<&'s ()>,
 }
 
 /// How many values a stack holds without allocating: an op's arguments, or the written values
@@ -43,91 +59,140 @@ pub struct Stack {
 /// stack in its own frame, so it neither allocates nor touches a thread-local.
 const INLINE: usize = 6;
 
-impl Stack {
+/// `Stack::len` once the values moved to the heap: above `INLINE`, so that one comparison tells
+/// an inline slot from everything else.
+const SPILLED: usize = usize::MAX;
+
+impl<'s> Stack<'s> {
     /// An empty stack. It holds a few values without allocating.
     #[inline]
     pub fn new() -> Self {
         Stack {
             inline: [const { MaybeUninit::uninit() }; INLINE],
             len: 0,
-            spilled: None,
+            heap: ManuallyDrop::new(Vec::new()),
+            has_lent: false,
+            lent: PhantomData,
         }
+    }
+
+    /// Pushes a tensor that the stack borrows for `'s` instead of sharing it: no reference
+    /// count, unless the value leaves the stack (see the type's docs). A kernel that takes
+    /// `&H` gets `tensor` itself back ([`Stack::pop_lent`]). ([`ToValue::push_onto`] of a
+    /// tensor type calls it.)
+    ///
+    /// [`ToValue::push_onto`]: crate::ToValue::push_onto
+    #[inline]
+    pub fn push_lent<H: SharedTensor + Sync + 'static>(&mut self, tensor: &'s H) {
+        self.has_lent = true;
+        self.push_with(|| Value::Tensor(BoxedTensor::lend(tensor)));
     }
 
     /// Pushes one value.
     #[inline]
     pub fn push(&mut self, value: impl Into<Value>) {
-        self.push_value(value.into());
+        self.push_with(|| value.into());
     }
 
-    /// Writes `value` to the next slot. The slot is chosen first and the value written once,
-    /// in place: a value built in a temporary and copied would be read back wider than it was
-    /// written, which stalls the CPU's store forwarding.
-    #[inline]
-    #[allow(unsafe_code)] // counts a written heap slot; see the SAFETY line
-    fn push_value(&mut self, value: Value) {
-        let inline = self.spilled.is_none() && self.len < INLINE;
-        let slot = match self.inline.get_mut(self.len) {
-            Some(slot) if inline => slot,
-            _ => self.heap_slot(),
-        };
-        slot.write(value);
-        match &mut self.spilled {
-            None => self.len += 1,
-            // SAFETY: the values are spilled, so the slot came from `heap_slot` (the inline
-            // slot is taken only while they are not, and writing it spills nothing): the slot
-            // at `values.len()`, reserved there and written just above, so the first
-            // `len + 1` elements are initialised.
-            Some(values) => unsafe { values.set_len(values.len() + 1) },
+    /// Pushes the value `make` builds, built in its slot: the slot is chosen first, so the value
+    /// is written once, in place. (A value built in a temporary and copied would be read back
+    /// wider than it was written, which stalls the CPU's store forwarding.)
+    #[inline(always)]
+    pub(crate) fn push_with(&mut self, make: impl FnOnce() -> Value) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) => {
+                slot.write(make());
+                self.len += 1;
+            }
+            None => self.push_heap(make()),
         }
     }
 
-    /// The next free slot on the heap, moving the values there first if they are still
-    /// inline: where a push goes that does not fit.
+    /// Pushes onto the heap, moving the values there first if they are still inline: where a
+    /// push goes that does not fit.
     #[cold]
     #[inline(never)]
-    fn heap_slot(&mut self) -> &mut MaybeUninit<Value> {
-        if self.spilled.is_none() {
+    fn push_heap(&mut self, value: Value) {
+        if self.len != SPILLED {
             let mut values = Vec::with_capacity(2 * INLINE);
             while let Some(value) = self.pop_inline() {
                 values.push(value);
             }
             values.reverse();
-            self.spilled = Some(values);
+            *self.heap = values;
+            self.len = SPILLED;
         }
-        let values = self.spilled.get_or_insert_default();
-        values.reserve(1);
-        &mut values.spare_capacity_mut()[0]
+        self.heap.push(value);
     }
 
     /// Pops the top inline value (`None` when there is none, or the values are spilled).
     #[inline]
     #[allow(unsafe_code)] // moves a value out of its slot; see the SAFETY line
     fn pop_inline(&mut self) -> Option<Value> {
-        let len = self.len.checked_sub(1)?;
-        let slot = self.inline.get(len)?;
-        self.len = len;
+        let top = self.len.checked_sub(1)?;
+        let slot = self.inline.get(top)?;
+        self.len = top;
         // SAFETY: `inline[..len]` are initialised (the field's invariant), so the slot at the
         // old `len - 1` is; `len` no longer counts it, so the value is read out exactly once and
         // the slot is left as uninitialised.
         Some(unsafe { slot.assume_init_read() })
     }
 
-    /// Pops the top value.
+    /// Pops the top value (owned: a lent tensor takes its reference count now).
     #[inline]
     pub fn pop(&mut self) -> Option<Value> {
-        match &mut self.spilled {
-            Some(values) => values.pop(),
-            None => self.pop_inline(),
+        let mut value = if self.len == SPILLED {
+            self.heap.pop()
+        } else {
+            self.pop_inline()
+        }?;
+        value.own();
+        Some(value)
+    }
+
+    /// Pops the top value if it is a tensor of type `H` that the stack lent
+    /// ([`Stack::push_lent`]), and returns the tensor itself, borrowed as it was lent: how a
+    /// kernel reached through a boxed fallback gets back the tensor its typed caller passed
+    /// ([`FromValue::from_lent`](crate::FromValue::from_lent)). Anything else stays on the
+    /// stack.
+    #[inline]
+    #[allow(unsafe_code)] // reads the lent handle; see the SAFETY line
+    pub fn pop_lent<H: 'static>(&mut self) -> Option<&'s H> {
+        // Inline values only: a spilled stack's lent tensors are popped owned (a reference count
+        // each), which is rare enough.
+        let top = self.len.checked_sub(1)?;
+        let Value::Tensor(tensor) = self.inline_value(top)? else {
+            return None;
+        };
+        let handle = tensor.lent_handle::<H>()?;
+        // A lent value holds nothing to drop: popping it is forgetting it.
+        self.len = top;
+        // SAFETY: a value is lent only by `Stack::push_lent`, from an `&'s H` for the stack's
+        // `'s` (the type id says it is an `H`); a lent value never leaves its stack but this way
+        // (every other way out makes it owned), so the handle is borrowed, shared, for `'s`.
+        Some(unsafe { handle.as_ref() })
+    }
+
+    /// The inline value at `index`, if there is one.
+    #[inline]
+    #[allow(unsafe_code)] // views an initialised slot as a value; see the SAFETY line
+    fn inline_value(&self, index: usize) -> Option<&Value> {
+        if index >= self.len {
+            return None;
         }
+        let slot = self.inline.get(index)?;
+        // SAFETY: `index` is below `len`, and `inline[..len]` are initialised (the field's
+        // invariant).
+        Some(unsafe { slot.assume_init_ref() })
     }
 
     /// The number of values.
     #[inline]
     pub fn len(&self) -> usize {
-        match &self.spilled {
-            Some(values) => values.len(),
-            None => self.len,
+        if self.len == SPILLED {
+            self.heap.len()
+        } else {
+            self.len
         }
     }
 
@@ -141,23 +206,41 @@ impl Stack {
     #[inline]
     #[allow(unsafe_code)] // views the initialised slots as values; see the SAFETY line
     pub fn values(&self) -> &[Value] {
-        match &self.spilled {
-            Some(values) => values,
+        match self.inline.get(..self.len) {
             // SAFETY: `inline[..len]` are initialised (the field's invariant), and the borrow of
             // `self` keeps them so.
-            None => unsafe { self.inline[..self.len].assume_init_ref() },
+            Some(slots) => unsafe { slots.assume_init_ref() },
+            None => &self.heap,
         }
     }
 
-    /// The values, bottom first, to inspect or rewrite in place.
+    /// The values, bottom first, to inspect or rewrite in place (a value taken out this way
+    /// leaves the stack: lent tensors are made owned first).
+    #[inline]
+    pub fn values_mut(&mut self) -> &mut [Value] {
+        if self.has_lent {
+            self.own_all();
+        }
+        self.values_lent()
+    }
+
+    /// Makes every lent value owned (a reference count each).
+    #[inline(never)]
+    fn own_all(&mut self) {
+        self.values_lent().iter_mut().for_each(Value::own);
+        self.has_lent = false;
+    }
+
+    /// The values as they are, lent or not: never handed out, since a value moved out of the
+    /// slice would leave the stack still lent.
     #[inline]
     #[allow(unsafe_code)] // views the initialised slots as values; see the SAFETY line
-    pub fn values_mut(&mut self) -> &mut [Value] {
-        match &mut self.spilled {
-            Some(values) => values,
-            // SAFETY: `inline[..len]` are initialised (the field's invariant); what the caller
-            // writes through the slice are values, so they stay initialised.
-            None => unsafe { self.inline[..self.len].assume_init_mut() },
+    fn values_lent(&mut self) -> &mut [Value] {
+        match self.inline.get_mut(..self.len) {
+            // SAFETY: `inline[..len]` are initialised (the field's invariant); what is written
+            // through the slice are values, so they stay initialised.
+            Some(slots) => unsafe { slots.assume_init_mut() },
+            None => &mut self.heap,
         }
     }
 
@@ -167,35 +250,32 @@ impl Stack {
         &values[values.len().saturating_sub(n)..]
     }
 
-    /// Removes every value.
-    #[allow(unsafe_code)] // drops the initialised slots; see the SAFETY line
-    pub fn clear(&mut self) {
-        match &mut self.spilled {
-            Some(values) => values.clear(),
-            None => {
-                let len = std::mem::take(&mut self.len);
-                // SAFETY: `inline[..len]` were initialised (the field's invariant) and `len` no
-                // longer counts them, so each is dropped exactly once and is then uninitialised.
-                // (Were a drop to panic, the rest would leak, never drop twice.)
-                unsafe { self.inline[..len].assume_init_drop() }
+    /// Keeps the first `len` values and drops the rest (nothing, if there are no more).
+    #[inline]
+    #[allow(unsafe_code)] // drops initialised slots; see the SAFETY line
+    pub fn truncate(&mut self, len: usize) {
+        let Some(slots) = self.inline.get_mut(len..self.len) else {
+            if self.len == SPILLED {
+                truncate_heap(&mut self.heap, len);
+            }
+            return;
+        };
+        self.len = len;
+        for slot in slots {
+            // SAFETY: the slots were below the old `len`, so they are initialised (the field's
+            // invariant), and `len` no longer counts them: each is dropped (or, holding nothing
+            // to drop, left) once, and is then uninitialised.
+            unsafe {
+                if slot.assume_init_ref().needs_drop() {
+                    slot.assume_init_drop();
+                }
             }
         }
     }
 
-    /// Checks that the stack holds at least an op's `arity` arguments; fewer is the op's arity
-    /// error. Then `pop_arg` takes them, last first. (Generated code calls it through
-    /// `__private_v1`.)
-    #[inline]
-    pub(crate) fn check_args(
-        &self,
-        arity: usize,
-        op: &'static str,
-        schema: &'static str,
-    ) -> Result<(), DispatchError> {
-        if self.len() < arity {
-            return Err(self.arity_error(arity, op, schema));
-        }
-        Ok(())
+    /// Removes every value.
+    pub fn clear(&mut self) {
+        self.truncate(0);
     }
 
     /// Checks that the stack holds exactly an op's `arity` arguments: what a top-level boxed
@@ -212,9 +292,15 @@ impl Stack {
         Ok(())
     }
 
+    /// An op's arity error: the stack holds `self.len()` values, not `arity`.
     #[cold]
     #[inline(never)]
-    fn arity_error(&self, arity: usize, op: &'static str, schema: &'static str) -> DispatchError {
+    pub(crate) fn arity_error(
+        &self,
+        arity: usize,
+        op: &'static str,
+        schema: &'static str,
+    ) -> DispatchError {
         DispatchError::new(ErrorKind::BoxedArity {
             op,
             schema,
@@ -223,7 +309,7 @@ impl Stack {
         })
     }
 
-    /// Pops one argument checked by `check_args` (`Value::None` if there is none).
+    /// Pops one argument (`Value::None` if there is none), owned.
     #[inline]
     pub(crate) fn pop_arg(&mut self) -> Value {
         match self.pop() {
@@ -266,12 +352,25 @@ impl Stack {
     }
 
     /// Pops the result a kernel pushed.
-    #[inline]
     pub(crate) fn pop_result(&mut self, op: &'static str) -> Result<Value, DispatchError> {
         match self.pop() {
             Some(value) => Ok(value),
             None => Err(no_result(op)),
         }
+    }
+
+    /// Pops the top value as `read` reads it where it lies, if `read` can (`Some`): how a plain
+    /// result (a number, a flag) is unboxed without moving it. (Its slot was written moments
+    /// ago, narrowly; a copy of the whole value would read it back wider, which stalls the CPU's
+    /// store forwarding.)
+    ///
+    /// Inline values only; `None` for a spilled stack, which then pops the value.
+    #[inline]
+    pub(crate) fn pop_read<R>(&mut self, read: impl FnOnce(&Value) -> Option<R>) -> Option<R> {
+        let top = self.len.checked_sub(1)?;
+        let result = read(self.inline_value(top)?)?;
+        self.truncate(top);
+        Some(result)
     }
 }
 
@@ -281,29 +380,44 @@ fn no_result(op: &'static str) -> DispatchError {
     DispatchError::kernel(op, "a boxed kernel returned without pushing its result")
 }
 
-impl Drop for Stack {
+impl Drop for Stack<'_> {
     #[inline]
     fn drop(&mut self) {
-        // The spilled `Vec` drops itself; the inline values are dropped here.
+        // Out of line: a stack that a call emptied (the usual end of a boxed call) drops with
+        // two tests.
         if self.len != 0 {
-            self.clear();
+            self.drop_values();
         }
     }
 }
 
-impl Default for Stack {
+#[inline(never)]
+fn truncate_heap(values: &mut Vec<Value>, len: usize) {
+    values.truncate(len);
+}
+
+impl Stack<'_> {
+    #[inline(never)]
+    fn drop_values(&mut self) {
+        self.clear();
+        drop(std::mem::take(&mut *self.heap));
+    }
+}
+
+impl Default for Stack<'_> {
     fn default() -> Self {
         Stack::new()
     }
 }
 
-impl Clone for Stack {
+/// A clone holds owned values (a lent tensor's clone takes a reference count).
+impl Clone for Stack<'_> {
     fn clone(&self) -> Self {
         self.values().iter().cloned().collect()
     }
 }
 
-impl fmt::Debug for Stack {
+impl fmt::Debug for Stack<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Stack")
             .field("values", &self.values())
@@ -311,19 +425,20 @@ impl fmt::Debug for Stack {
     }
 }
 
-impl From<Vec<Value>> for Stack {
+impl From<Vec<Value>> for Stack<'_> {
     fn from(values: Vec<Value>) -> Self {
         let mut stack = Stack::new();
-        stack.spilled = Some(values);
+        *stack.heap = values;
+        stack.len = SPILLED;
         stack
     }
 }
 
-impl FromIterator<Value> for Stack {
+impl FromIterator<Value> for Stack<'_> {
     fn from_iter<I: IntoIterator<Item = Value>>(iter: I) -> Self {
         let mut stack = Stack::new();
         for value in iter {
-            stack.push_value(value);
+            stack.push_with(|| value);
         }
         stack
     }
@@ -353,7 +468,7 @@ value_from!(
 mod tests {
     use super::*;
 
-    fn ints(stack: &Stack) -> Vec<i64> {
+    fn ints(stack: &Stack<'_>) -> Vec<i64> {
         stack
             .values()
             .iter()
@@ -410,7 +525,7 @@ mod tests {
     fn a_stack_from_a_vec_or_an_iterator_holds_its_values() {
         let from_vec = Stack::from(vec![Value::Int(1), Value::Str("x".into())]);
         assert_eq!(from_vec.len(), 2);
-        let collected: Stack = (0..10).map(Value::Int).collect();
+        let collected: Stack<'_> = (0..10).map(Value::Int).collect();
         assert_eq!(ints(&collected), (0..10).collect::<Vec<_>>());
         assert_eq!(
             format!("{:?}", Stack::from(vec![Value::Int(1)])),

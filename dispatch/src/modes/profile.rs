@@ -141,7 +141,11 @@ fn this_thread() -> (u64, String) {
 }
 
 /// Times every op call while a `profile` runs on this thread.
-fn time_call(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> Result<(), DispatchError> {
+fn time_call(
+    op: &OpHandle,
+    keys: DispatchKeySet,
+    stack: &mut Stack<'_>,
+) -> Result<(), DispatchError> {
     let depth = PROFILES
         .try_with(|p| {
             p.borrow_mut().last_mut().map(|r| {

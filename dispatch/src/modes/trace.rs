@@ -125,7 +125,7 @@ thread_local! {
 fn record_call(
     op: &OpHandle,
     keys: DispatchKeySet,
-    stack: &mut Stack,
+    stack: &mut Stack<'_>,
 ) -> Result<(), DispatchError> {
     let (inputs, sources): (Vec<String>, Vec<Source>) = RECORDERS
         .try_with(|r| match r.borrow_mut().last_mut() {

@@ -20,7 +20,7 @@ impl<F: Copy> Table<F> {
             part_of: [0; NUM_COLUMNS],
             parts: vec![Part {
                 columns: ColumnSet::ALL,
-                boxed: [None; NUM_KEYS],
+                boxed: [None; SLOTS],
                 origins: [SlotOrigin::Missing; NUM_KEYS],
                 undefined: Ok(None),
             }],
@@ -42,7 +42,7 @@ impl<F: Copy> Table<F> {
         let part = u8::try_from(self.parts.len()).expect("at most one part per column");
         let mut mask = 0;
         let mut slots = [None; SLOTS];
-        let mut boxed = [None; NUM_KEYS];
+        let mut boxed = [None; SLOTS];
         let mut origins = [SlotOrigin::Missing; NUM_KEYS];
         for key in DispatchKey::ALL {
             let slot = resolution.slots[key.index()];

@@ -30,12 +30,20 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     /// `__via_boxed` boxes the arguments and calls this with the keys the typed call selected.
     /// That typed dispatch already printed its `SWITCHYARD_TRACE` line and entered its nesting
     /// level, so this one neither prints nor enters: one dispatch, one line.
+    #[inline]
     pub fn continue_boxed(
         &'static self,
         keys: DispatchKeySet,
-        stack: &mut Stack,
+        stack: &mut Stack<'_>,
     ) -> Result<(), DispatchError> {
-        self.run_boxed::<false>(keys, keys, stack)
+        // The fast table holds the fallback that put the call here, where the typed call found
+        // it; anything else (a live table, the trace) goes the general way.
+        if let Some((table, column, index)) = self.fast_slot(keys)
+            && let Some(fallback) = table.part(column).boxed[index]
+        {
+            return fallback(&OpHandle { op: self }, keys, stack);
+        }
+        self.run_boxed_cold::<false>(keys, keys, stack)
     }
 
     /// Runs the op boxed for exactly `keys`: a boxed fallback directly, a typed kernel through
@@ -50,13 +58,13 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         &'static self,
         keys: DispatchKeySet,
         arg_keys: DispatchKeySet,
-        stack: &mut Stack,
+        stack: &mut Stack<'_>,
     ) -> Result<(), DispatchError> {
         if let Some(boxing) = self.boxing
             && let Some((table, column, index)) = self.fast_slot(keys)
             && let Some(kernel) = table.slots[column.index()][index]
         {
-            return match table.part(column).boxed.get(index).copied().flatten() {
+            return match table.part(column).boxed[index] {
                 Some(fallback) => fallback(&OpHandle { op: self }, keys, stack),
                 None => (boxing.call_unboxed)(kernel, keys, stack),
             };
@@ -71,7 +79,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         &'static self,
         keys: DispatchKeySet,
         arg_keys: DispatchKeySet,
-        stack: &mut Stack,
+        stack: &mut Stack<'_>,
     ) -> Result<(), DispatchError> {
         let boxing = self.boxing()?;
         let table = self.current();
@@ -131,7 +139,7 @@ impl<F: Copy + Send + Sync + 'static> ErasedOp for OpTable<F> {
         }
     }
 
-    fn call_boxed(&'static self, stack: &mut Stack) -> Result<(), DispatchError> {
+    fn call_boxed(&'static self, stack: &mut Stack<'_>) -> Result<(), DispatchError> {
         stack.check_exact_args(self.info.arity, self.info.name, self.info.schema)?;
         let arg_keys = stack
             .values()
@@ -147,7 +155,7 @@ impl<F: Copy + Send + Sync + 'static> ErasedOp for OpTable<F> {
     fn redispatch_boxed(
         &'static self,
         keys: DispatchKeySet,
-        stack: &mut Stack,
+        stack: &mut Stack<'_>,
     ) -> Result<(), DispatchError> {
         self.run_boxed::<true>(keys, keys, stack)
     }

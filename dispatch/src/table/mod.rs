@@ -36,7 +36,7 @@ use crate::registry::{BoxedKernel, KernelRegistration, OpInfo};
 #[derive(Clone, Copy, Debug)]
 pub struct Boxing<F> {
     /// Pops the op's arguments off a stack, calls a typed kernel, pushes its result.
-    pub call_unboxed: fn(F, DispatchKeySet, &mut Stack) -> Result<(), DispatchError>,
+    pub call_unboxed: fn(F, DispatchKeySet, &mut Stack<'_>) -> Result<(), DispatchError>,
     /// The typed slot of a boxed fallback: boxes the arguments and runs the fallback.
     pub via_boxed: F,
 }
@@ -70,7 +70,9 @@ struct Table<F> {
 struct Part<F> {
     /// The columns this part resolves.
     columns: ColumnSet,
-    boxed: [Option<BoxedKernel>; NUM_KEYS],
+    /// Per key slot, the boxed fallback it runs (32 entries, as a column's slots have, so that
+    /// the boxed path indexes it by the slot index unchecked).
+    boxed: [Option<BoxedKernel>; SLOTS],
     origins: [SlotOrigin; NUM_KEYS],
     /// What a call with no dispatch keys runs (a composite kernel), if anything, or the conflict
     /// between two composites.

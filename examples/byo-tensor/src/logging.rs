@@ -16,7 +16,7 @@ thread_local! {
 
 /// Logs `byo::add(NdTensor[2]@host, NdTensor[2]@host) -> NdTensor[2]@host`, or the error.
 #[fallback(key = crate::logging::LOGGING)]
-fn log_call(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack) -> Result<()> {
+fn log_call(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack<'_>) -> Result<()> {
     let inputs: Vec<String> = stack
         .top(op.arity())
         .iter()

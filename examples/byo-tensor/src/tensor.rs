@@ -137,8 +137,8 @@ impl DispatchArg for NdTensor {
 impl SharedTensor for NdTensor {
     type Shared = Shared;
 
-    fn shared(&self) -> Arc<Shared> {
-        Arc::clone(&self.0)
+    fn shared(&self) -> &Arc<Shared> {
+        &self.0
     }
 
     fn from_shared(shared: Arc<Shared>) -> NdTensor {

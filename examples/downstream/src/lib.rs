@@ -142,7 +142,7 @@ fn scale_toy(x: &Tensor, factor: f32) -> Result<Tensor> {
 fn toy_autograd_not_implemented(
     op: &OpHandle,
     _keys: DispatchKeySet,
-    _stack: &mut Stack,
+    _stack: &mut Stack<'_>,
 ) -> Result<()> {
     Err(DispatchError::kernel(
         op.name(),

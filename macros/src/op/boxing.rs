@@ -26,34 +26,27 @@ pub fn adapters(
     // backtrace note, and the two diagnostics would no longer be deduplicated.)
     let on = |ty: &Type, name: String| Ident::new(&format!("__switchyard_{name}"), ty.span());
 
-    let values: Vec<Ident> = types
-        .iter()
-        .enumerate()
-        .map(|(i, ty)| on(ty, format!("value{i}")))
-        .collect();
     let holders: Vec<Ident> = types
         .iter()
         .enumerate()
         .map(|(i, ty)| on(ty, format!("holder{i}")))
         .collect();
     let (kernel, keys, stack) = (local("kernel"), local("keys"), local("stack"));
-    // Arguments come off the stack last first.
-    let values_rev: Vec<&Ident> = values.iter().rev().collect();
-    let unbox_holders = params
-        .iter()
-        .zip(types)
-        .zip(&values)
-        .zip(&holders)
-        .map(|(((p, ty), value), holder)| {
-            let param = LitStr::new(&p.name.to_string(), ty.span());
-            let mismatch = on(ty, "mismatch".to_owned());
-            let unbox_holder = through(ty, &quote!(#private::Unbox<'_>), "holder");
-            // `mut`: the argument is taken from its holder by `&mut` (a `&mut T` writes it).
-            quote_spanned! {ty.span()=>
-                let mut #holder = #unbox_holder(#value)
-                    .map_err(|#mismatch| #private::boxed_type(__SWITCHYARD_OP.info(), #param, #mismatch))?;
-            }
-        });
+    // Arguments come off the stack last first (a lent `&Tensor` borrowed as it was lent); their
+    // errors are reported first to last.
+    let take_holders = types.iter().zip(&holders).rev().map(|(ty, holder)| {
+        let take = through(ty, &quote!(#private::Unbox<'_>), "take");
+        quote_spanned!(ty.span()=> let #holder = #take(#stack);)
+    });
+    let unbox_holders = params.iter().zip(types).zip(&holders).map(|((p, ty), holder)| {
+        let param = LitStr::new(&p.name.to_string(), ty.span());
+        let mismatch = on(ty, "mismatch".to_owned());
+        // `mut`: the argument is taken from its holder by `&mut` (a `&mut T` writes it).
+        quote_spanned! {ty.span()=>
+            let mut #holder = #holder
+                .map_err(|#mismatch| #private::boxed_type(__SWITCHYARD_OP.info(), #param, #mismatch))?;
+        }
+    });
     let unbox_args = params
         .iter()
         .zip(types)
@@ -63,10 +56,12 @@ pub fn adapters(
             let unbox = through(ty, &quote!(#private::Unbox<'_>), "unbox");
             quote_spanned!(ty.span()=> let #name: #ty = #unbox(&mut #holder);)
         });
+    // Arguments go on the stack lent where their type lends itself (`&Tensor`: no reference
+    // count), boxed otherwise.
     let box_args = params.iter().zip(types).map(|(p, ty)| {
         let name = p.name;
-        let boxed = through(ty, &quote!(#private::Unbox<'_>), "boxed");
-        quote_spanned!(ty.span()=> #stack.push(#boxed(&#name));)
+        let lend = through(ty, &quote!(#private::Unbox<'_>), "lend");
+        quote_spanned!(ty.span()=> #lend(&#name, &mut #stack);)
     });
 
     let output_span = first_span(output_ty);
@@ -89,10 +84,6 @@ pub fn adapters(
         let boxed = through(ty, &quote!(#private::Unbox<'_>), "written");
         quote_spanned!(ty.span()=> #stack.push(#boxed(&#holder));)
     });
-    let written_values: Vec<Ident> = written
-        .iter()
-        .map(|&(_, ty, i)| on(ty, format!("written_value{i}")))
-        .collect();
     let written_locals: Vec<Ident> = written
         .iter()
         .map(|&(_, ty, i)| on(ty, format!("written{i}")))
@@ -103,22 +94,28 @@ pub fn adapters(
         let names = written
             .iter()
             .map(|(p, ty, _)| LitStr::new(&p.name.to_string(), ty.span()));
-        let pops = written_values.iter().rev();
-        let unboxes = written.iter().zip(&written_values).zip(&written_locals).map(
-            |((&(p, ty, _), value), local)| {
-                let param = LitStr::new(&p.name.to_string(), ty.span());
-                let mismatch = on(ty, "mismatch".to_owned());
-                let unbox_holder = through(ty, &quote!(#private::Unbox<'_>), "holder");
-                quote_spanned! {ty.span()=>
-                    let #local = #unbox_holder(#value)
-                        .map_err(|#mismatch| #private::boxed_type(__SWITCHYARD_OP.info(), #param, #mismatch))?;
-                }
-            },
-        );
+        // The written values lie under the result, in parameter order: popped last first,
+        // their errors reported first to last.
+        let takes = written
+            .iter()
+            .zip(&written_locals)
+            .rev()
+            .map(|(&(_, ty, _), local)| {
+                let take = through(ty, &quote!(#private::Unbox<'_>), "take");
+                quote_spanned!(ty.span()=> let #local = #take(&mut #stack);)
+            });
+        let unboxes = written.iter().zip(&written_locals).map(|(&(p, ty, _), local)| {
+            let param = LitStr::new(&p.name.to_string(), ty.span());
+            let mismatch = on(ty, "mismatch".to_owned());
+            quote_spanned! {ty.span()=>
+                let #local = #local
+                    .map_err(|#mismatch| #private::boxed_type(__SWITCHYARD_OP.info(), #param, #mismatch))?;
+            }
+        });
         quote! {
             #private::check_written(&#stack, __SWITCHYARD_OP.info(), &[#(#names),*])?;
             let #value_at = #private::pop_result(&mut #stack, __SWITCHYARD_OP.info())?;
-            #(let #pops = #private::pop_arg(&mut #stack);)*
+            #(#takes)*
             #(#unboxes)*
         }
     };
@@ -130,7 +127,7 @@ pub fn adapters(
             quote!(*#name = #local;)
         });
     let push_result = quote_spanned! {output_span=>
-        #stack.push(<#output_ty as #private::BoxedResult>::boxed(&#result_at));
+        #private::push_result(#stack, || <#output_ty as #private::BoxedResult>::boxed(&#result_at));
     };
     let unbox_result = quote_spanned! {output_span=>
         <#output_ty as #private::BoxedResult>::unboxed(#value_at)
@@ -140,9 +137,13 @@ pub fn adapters(
     // the call's values are unboxed before the caller's arguments are assigned, so that an error
     // leaves them as they were.
     let finish = if written.is_empty() {
-        quote! {
-            let #value_at = #private::pop_result(&mut #stack, __SWITCHYARD_OP.info())?;
-            #unbox_result
+        quote_spanned! {output_span=>
+            #private::take_result(
+                &mut #stack,
+                __SWITCHYARD_OP.info(),
+                |#value_at| <#output_ty as #private::BoxedResult>::unboxed_ref(#value_at),
+                |#value_at| <#output_ty as #private::BoxedResult>::unboxed(#value_at),
+            )
         }
     } else {
         quote! {
@@ -158,10 +159,10 @@ pub fn adapters(
         pub fn __switchyard_call_unboxed(
             #kernel: __SwitchyardKernelFn,
             #keys: #private::DispatchKeySet,
-            #stack: &mut #private::Stack,
+            #stack: &mut #private::Stack<'_>,
         ) -> ::core::result::Result<(), #private::DispatchError> {
             #private::check_args(#stack, __SWITCHYARD_OP.info())?;
-            #(let #values_rev = #private::pop_arg(#stack);)*
+            #(#take_holders)*
             #(#unbox_holders)*
             #(#unbox_args)*
             let #result_at = #kernel(#keys, #(#names),*)?;
@@ -170,8 +171,12 @@ pub fn adapters(
             ::core::result::Result::Ok(())
         }
 
-        /// The typed slot of a boxed fallback: boxes the arguments, runs the fallback, unboxes
-        /// its result (and the written arguments, assigned only once everything unboxed).
+        /// The typed slot of a boxed fallback: lends or boxes the arguments, runs the fallback,
+        /// unboxes its result (and the written arguments, assigned only once everything
+        /// unboxed).
+        // The result's conversions are called in closures, not passed as paths, so that an
+        // unboxable result type is one error, on the type.
+        #[allow(clippy::redundant_closure)]
         pub fn __switchyard_via_boxed(#keys: #private::DispatchKeySet, #(#names: #types),*) -> #result {
             let mut #stack = #private::Stack::new();
             #(#box_args)*

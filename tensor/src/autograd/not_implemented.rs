@@ -43,7 +43,7 @@ static WARNED: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
 fn warn_and_skip(
     op: &OpHandle,
     keys: DispatchKeySet,
-    stack: &mut Stack,
+    stack: &mut Stack<'_>,
 ) -> Result<(), DispatchError> {
     let first = WARNED
         .lock()

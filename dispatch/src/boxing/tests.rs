@@ -1,0 +1,221 @@
+//! Lent tensors on a stack: reference counts, and every way a value leaves a stack. These run
+//! under Miri too (`cargo +nightly miri test -p switchyard-dispatch --lib boxing`), which checks
+//! the lending's unsafe code: no count is dropped twice or leaked, no borrow outlives its lender.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::{BoxedTensor, Held, SharedTensor, Stack, TensorValue, ToValue, Unbox, Value};
+use crate::key::DispatchKeySet;
+
+#[derive(Debug)]
+struct Grid(usize);
+
+impl TensorValue for Grid {
+    fn dispatch_keys(&self) -> DispatchKeySet {
+        DispatchKeySet::CPU_NAIVE
+    }
+    fn summary(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Grid[{}]", self.0)
+    }
+}
+
+#[derive(Clone, Debug)]
+struct GridTensor(Arc<Grid>);
+
+impl SharedTensor for GridTensor {
+    type Shared = Grid;
+    fn shared(&self) -> &Arc<Grid> {
+        &self.0
+    }
+    fn from_shared(shared: Arc<Grid>) -> Self {
+        GridTensor(shared)
+    }
+}
+
+crate::boxable_tensor!(GridTensor);
+
+/// A second handle type over the same shared value: a value lent as one is never handed out as
+/// the other.
+#[derive(Clone, Debug)]
+struct OtherHandle(Arc<Grid>);
+
+impl SharedTensor for OtherHandle {
+    type Shared = Grid;
+    fn shared(&self) -> &Arc<Grid> {
+        &self.0
+    }
+    fn from_shared(shared: Arc<Grid>) -> Self {
+        OtherHandle(shared)
+    }
+}
+
+crate::boxable_tensor!(OtherHandle);
+
+fn grid(n: usize) -> GridTensor {
+    GridTensor(Arc::new(Grid(n)))
+}
+
+fn count(t: &GridTensor) -> usize {
+    Arc::strong_count(&t.0)
+}
+
+#[test]
+fn a_lent_tensor_comes_back_as_the_lenders_own_reference_with_no_count() {
+    let (x, y) = (grid(1), grid(2));
+    let mut stack = Stack::new();
+    stack.push_lent(&x);
+    stack.push_lent(&y);
+    assert_eq!((count(&x), count(&y)), (1, 1), "lending takes no count");
+    assert_eq!(stack.values()[0].to_string(), "Grid[1]");
+    assert_eq!(stack.values()[1].dispatch_keys(), DispatchKeySet::CPU_NAIVE);
+    assert!(
+        stack.pop_lent::<OtherHandle>().is_none(),
+        "lent as another type"
+    );
+    let back = stack
+        .pop_lent::<GridTensor>()
+        .expect("lent as a GridTensor");
+    assert!(std::ptr::eq(back, &y), "the lender's own reference");
+    assert!(std::ptr::eq(stack.pop_lent::<GridTensor>().unwrap(), &x));
+    assert!(stack.is_empty());
+    assert_eq!((count(&x), count(&y)), (1, 1));
+}
+
+#[test]
+fn a_value_that_leaves_the_stack_is_owned() {
+    let x = grid(3);
+    let mut stack = Stack::new();
+    stack.push_lent(&x);
+    stack.push_lent(&x);
+    stack.push_lent(&x);
+    // Popped: owned, one count.
+    let popped = stack.pop().unwrap();
+    assert_eq!(count(&x), 2);
+    // Cloned: owned.
+    let cloned = stack.values()[0].clone();
+    let whole = stack.clone();
+    assert_eq!(count(&x), 5);
+    // Handed out to rewrite: both left are owned first.
+    let taken = std::mem::replace(&mut stack.values_mut()[0], Value::None);
+    assert_eq!(count(&x), 7);
+    drop(stack);
+    assert_eq!(
+        count(&x),
+        6,
+        "the owned value left on the stack is released"
+    );
+    // Unboxed owned: the count moves into the handle.
+    let Value::Tensor(boxed) = taken else {
+        panic!("a tensor")
+    };
+    let shared = boxed.downcast::<Grid>().unwrap();
+    assert!(Arc::ptr_eq(&shared, &x.0));
+    drop((popped, cloned, whole, shared));
+    assert_eq!(count(&x), 1);
+}
+
+#[test]
+fn values_that_outlive_their_stack_stay_valid() {
+    let kept: Vec<Value> = {
+        let x = grid(4);
+        let mut stack = Stack::new();
+        stack.push_lent(&x);
+        stack.push_lent(&x);
+        let first = stack.pop().unwrap();
+        let second = stack.values_mut()[0].clone();
+        vec![first, second]
+        // `x` is dropped here; the values hold their own counts.
+    };
+    for value in &kept {
+        assert_eq!(value.to_string(), "Grid[4]");
+        assert_eq!(
+            value
+                .as_tensor()
+                .and_then(BoxedTensor::downcast_ref::<Grid>)
+                .unwrap()
+                .0,
+            4
+        );
+    }
+}
+
+#[test]
+fn lent_values_spill_truncate_and_drop_without_counts() {
+    let x = grid(5);
+    let mut stack = Stack::new();
+    for n in 0..3 {
+        stack.push(i64::from(n));
+        stack.push_lent(&x);
+    }
+    stack.push("spills");
+    stack.push_lent(&x);
+    assert_eq!(stack.len(), 8);
+    assert_eq!(count(&x), 1);
+    // Spilled: a lent value is popped owned.
+    assert!(stack.pop_lent::<GridTensor>().is_none());
+    let owned = stack.pop().unwrap();
+    assert_eq!(count(&x), 2);
+    stack.truncate(3);
+    assert_eq!(stack.len(), 3);
+    assert_eq!(count(&x), 2);
+    stack.clear();
+    drop(owned);
+    assert_eq!(count(&x), 1);
+    let mut inline = Stack::new();
+    inline.push_lent(&x);
+    inline.push("x");
+    inline.truncate(0);
+    inline.push_lent(&x);
+    drop(inline);
+    assert_eq!(count(&x), 1);
+}
+
+#[test]
+fn a_reference_argument_is_taken_lent_or_owned() {
+    let x = grid(6);
+    let other = OtherHandle(Arc::clone(&x.0));
+    let mut stack = Stack::new();
+    stack.push(x.to_value());
+    <&GridTensor as Unbox<'_>>::lend(&&x, &mut stack);
+    assert_eq!(
+        count(&x),
+        3,
+        "the pushed value owns a count, the lent one none"
+    );
+    let lent = <&GridTensor as Unbox<'_>>::take(&mut stack).unwrap();
+    assert!(matches!(lent, Held::Lent(t) if std::ptr::eq(t, &x)));
+    {
+        let mut owned = <&GridTensor as Unbox<'_>>::take(&mut stack).unwrap();
+        assert!(matches!(owned, Held::Owned(_)));
+        assert!(Arc::ptr_eq(&<&GridTensor>::unbox(&mut owned).0, &x.0));
+    }
+    assert_eq!(count(&x), 2);
+    // A lent value of another handle type is taken owned.
+    stack.push_lent(&other);
+    assert!(matches!(
+        <&GridTensor as Unbox<'_>>::take(&mut stack),
+        Ok(Held::Owned(_))
+    ));
+    assert_eq!(count(&x), 2);
+}
+
+#[test]
+fn a_stack_with_lent_values_may_move_to_another_thread_within_the_borrow() {
+    let x = grid(7);
+    let lender = &x;
+    let mut stack = Stack::new();
+    stack.push_lent(lender);
+    std::thread::scope(|scope| {
+        scope
+            .spawn(move || {
+                assert!(std::ptr::eq(
+                    stack.pop_lent::<GridTensor>().unwrap(),
+                    lender
+                ));
+            })
+            .join()
+            .unwrap();
+    });
+    assert_eq!(count(&x), 1);
+}
