@@ -37,7 +37,7 @@ count() { # mode calls -> total instructions
 small=1000000
 large=2000000
 declare -A per_call
-for mode in pick_direct pick_dispatched ranks_direct ranks_dispatched typed_ranks_direct typed_ranks_dispatched ranks_one_layer ranks_boxed_fallback; do
+for mode in pick_direct pick_dispatched ranks_direct ranks_dispatched typed_ranks_direct typed_ranks_dispatched ranks_one_layer ranks_boxed_fallback pick_boxed_fallback; do
   a=$(count "$mode" "$small")
   b=$(count "$mode" "$large")
   per_call[$mode]=$(( (b - a) / (large - small) ))
@@ -48,3 +48,4 @@ echo "dispatch overhead, number-returning kernel: $(( per_call[ranks_dispatched]
 echo "dispatch overhead, typed (f32 dtype bit) number-returning kernel: $(( per_call[typed_ranks_dispatched] - per_call[typed_ranks_direct] )) instructions per call"
 echo "one redispatching layer: $(( per_call[ranks_one_layer] - per_call[ranks_dispatched] )) instructions per call over the plain dispatched call"
 echo "typed call through a boxed fallback: $(( per_call[ranks_boxed_fallback] - per_call[ranks_dispatched] )) instructions per call over the plain dispatched call"
+echo "typed call through a boxed fallback, tensor-returning kernel: $(( per_call[pick_boxed_fallback] - per_call[pick_dispatched] )) instructions per call over the plain dispatched call"

@@ -1,13 +1,14 @@
 //! What the dispatcher's semantics cost, beside the plain typed call in the same run: one
-//! redispatching layer, a typed call served by a boxed fallback, a boxed call by name, and
-//! first-use table builds (of two ops alone, and of all 2,000 ops of a binary that has them).
+//! redispatching layer, a typed call served by a boxed fallback (number and tensor results), a
+//! boxed call by name, and first-use table builds (of two ops alone, and of all 2,000 ops of a
+//! binary that has them).
 
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group};
 use switchyard::__private_v1::compute_table_uncached;
 use switchyard::{DispatchKey, OpHandle, Stack, Tensor, Value, find_op, include};
-use switchyard_benches::{ranks, ranks_direct};
+use switchyard_benches::{pick, ranks, ranks_direct};
 
 fn dispatch_layers(c: &mut Criterion) {
     let x = Tensor::vector(&[1.0, 2.0]);
@@ -27,6 +28,10 @@ fn dispatch_layers(c: &mut Criterion) {
     group.bench_function("ranks_boxed_fallback", |b| {
         let _boxed = include(DispatchKey::Custom2);
         b.iter(|| ranks(black_box(x), black_box(y)))
+    });
+    group.bench_function("pick_boxed_fallback", |b| {
+        let _boxed = include(DispatchKey::Custom2);
+        b.iter(|| pick(black_box(x), black_box(y)))
     });
     group.bench_function("ranks_boxed_by_name", |b| {
         b.iter(|| {

@@ -57,18 +57,18 @@ pub fn push_result(stack: &mut Stack<'_>, boxed: impl FnOnce() -> crate::Value) 
 }
 
 /// Takes the result a boxed fallback left (generated `__via_boxed` of an op without `&mut`
-/// parameters, with the result's `BoxedResult::unboxed_ref` and `unboxed`): a plain one read
-/// where it lies, anything else popped and unboxed.
+/// parameters, with the result's `BoxedResult::unboxed_from` and `unboxed`): read where it
+/// lies where it can be, else popped and unboxed.
 #[inline]
-pub fn take_result<R>(
-    stack: &mut Stack<'_>,
+pub fn take_result<'s, R>(
+    stack: &mut Stack<'s>,
     info: &OpInfo,
-    read: impl FnOnce(&crate::Value) -> Option<R>,
-    unbox: impl FnOnce(crate::Value) -> Result<R, TypeMismatch>,
+    unboxed_from: impl FnOnce(&mut Stack<'s>) -> Option<R>,
+    unboxed: impl FnOnce(crate::Value) -> Result<R, TypeMismatch>,
 ) -> Result<R, DispatchError> {
-    match stack.pop_read(read) {
+    match unboxed_from(stack) {
         Some(result) => Ok(result),
-        None => take_result_owned(stack, info, unbox),
+        None => take_result_owned(stack, info, unboxed),
     }
 }
 

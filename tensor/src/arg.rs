@@ -48,6 +48,11 @@ impl SharedTensor for Tensor {
     }
 
     #[inline]
+    fn into_shared(self) -> Arc<TensorInner> {
+        self.inner
+    }
+
+    #[inline]
     fn from_shared(shared: Arc<TensorInner>) -> Tensor {
         Tensor { inner: shared }
     }

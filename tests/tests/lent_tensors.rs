@@ -72,6 +72,15 @@ fn sum_naive(x: &Grid, y: &Grid) -> usize {
     x.0.0 + y.0.0
 }
 
+/// A tensor result: `x` again.
+#[op(name = "lent::first")]
+pub fn first(x: &Grid, y: &Grid) -> Grid;
+
+#[kernel(op = first, key = CpuNaive)]
+fn first_naive(x: &Grid, _y: &Grid) -> Grid {
+    x.clone()
+}
+
 /// Passes the call on, touching nothing.
 #[fallback(key = Mode1)]
 fn pass(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack<'_>) -> Result<(), DispatchError> {
@@ -215,6 +224,11 @@ fn counts_balance_after_many_calls_through_every_fallback() {
         let _mode = include(key);
         for _ in 0..100 {
             assert!(try_sum(&x, &y).is_ok());
+            let result = first(&x, &y);
+            // The kernel's clone of its argument (the caller's and the result's counts), or,
+            // replaced by `Mode3`, the replacement's only count.
+            let counts = if key == DispatchKey::Mode3 { 1 } else { 2 };
+            assert_eq!(result.count(), counts, "{key:?}");
         }
     }
     {
@@ -224,6 +238,9 @@ fn counts_balance_after_many_calls_through_every_fallback() {
         let _move = include(DispatchKey::Custom3);
         let _restack = include(DispatchKey::Custom4);
         assert_eq!(sum(&x, &y), 110);
+        let result = first(&x, &y);
+        assert_eq!(result.0.0, 100, "the first argument replaced");
+        assert_eq!(result.count(), 1);
     }
     assert_eq!((x.count(), y.count()), (1, 1));
 }

@@ -52,6 +52,7 @@ fn main() {
                 black_box(ranks(black_box(&x), black_box(&y)));
             })
         }
+        "pick_boxed_fallback" => pick_boxed_fallback(calls, &x, &y),
         "ranks_boxed_fallback" => {
             let _boxed = switchyard::include(switchyard::DispatchKey::Custom2);
             repeat(calls, || {
@@ -61,11 +62,20 @@ fn main() {
         other => {
             eprintln!(
                 "unknown mode `{other}`; expected pick_direct, pick_dispatched, ranks_direct, ranks_dispatched, \
-                 typed_ranks_direct, typed_ranks_dispatched, ranks_one_layer or ranks_boxed_fallback"
+                 typed_ranks_direct, typed_ranks_dispatched, ranks_one_layer, ranks_boxed_fallback or \
+                 pick_boxed_fallback"
             );
             std::process::exit(2);
         }
     }
+}
+
+/// `pick` through the boxed fallback (a tensor result). Out of line, so that this mode's code
+/// leaves `main`'s other loops as they were.
+#[inline(never)]
+fn pick_boxed_fallback(calls: u64, x: &Tensor, y: &Tensor) {
+    let _boxed = switchyard::include(switchyard::DispatchKey::Custom2);
+    repeat(calls, || drop(pick(black_box(x), black_box(y))))
 }
 
 fn repeat(calls: u64, mut call: impl FnMut()) {

@@ -17,6 +17,17 @@ pub trait ToValue {
     /// The boxed form.
     fn to_value(&self) -> Value;
 
+    /// The boxed form of an owned value: by default [`ToValue::to_value`]; a tensor type moves
+    /// its handle's reference count into the value instead of taking another
+    /// ([`boxable_tensor!`](crate::boxable_tensor) implements it).
+    #[inline]
+    fn into_value(self) -> Value
+    where
+        Self: Sized,
+    {
+        self.to_value()
+    }
+
     /// Pushes the value onto a stack that may borrow it for `'s`, as a typed call boxed for a
     /// fallback does with its arguments: by default its boxed form ([`ToValue::to_value`]); a
     /// tensor type lends itself instead ([`Stack::push_lent`]: no reference count), which is
@@ -50,13 +61,16 @@ pub trait FromValue: Sized {
         None
     }
 
-    /// The typed value read from a boxed one in place, where that takes nothing from it (a
-    /// number, a flag): how a plain result is unboxed without moving it. By default `None`
-    /// (the value is moved out and unboxed with [`FromValue::from_value`]), as it is for any
-    /// value of another type or out of range, which `from_value` then reports.
+    /// Pops the top value of `stack` and unboxes it where it lies, if it can (a number, a flag,
+    /// a tensor of this type: [`Stack::pop_tensor`]): how a result, or an owned argument, is
+    /// unboxed without copying the whole value, whose slot was written moments ago (a copy
+    /// reads it back wider than it was written, which stalls the CPU's store forwarding). By
+    /// default `None`, leaving the value (it is then popped and unboxed with
+    /// [`FromValue::from_value`]), as it is for a value of another type or out of range, which
+    /// `from_value` then reports.
     #[inline]
-    fn from_ref(value: &Value) -> Option<Self> {
-        let _ = value;
+    fn pop_from(stack: &mut Stack<'_>) -> Option<Self> {
+        let _ = stack;
         None
     }
 }
@@ -123,11 +137,16 @@ pub trait BoxedResult: Sized {
     fn boxed(&self) -> Value;
     /// Unboxes the result.
     fn unboxed(value: Value) -> Result<Self, TypeMismatch>;
-    /// Unboxes the result in place, where that takes nothing from it ([`FromValue::from_ref`]);
-    /// by default `None` (it is moved out and unboxed with [`BoxedResult::unboxed`]).
+    /// Boxes an owned result: by default [`BoxedResult::boxed`].
     #[inline]
-    fn unboxed_ref(value: &Value) -> Option<Self> {
-        let _ = value;
+    fn into_boxed(self) -> Value {
+        self.boxed()
+    }
+    /// Pops the result off a stack where it lies, if it can ([`FromValue::pop_from`]); by
+    /// default `None` (it is popped and unboxed with [`BoxedResult::unboxed`]).
+    #[inline]
+    fn unboxed_from(stack: &mut Stack<'_>) -> Option<Self> {
+        let _ = stack;
         None
     }
 }
@@ -143,8 +162,12 @@ impl<T: ToValue + FromValue> BoxedResult for T {
         T::from_value(value)
     }
     #[inline]
-    fn unboxed_ref(value: &Value) -> Option<Self> {
-        T::from_ref(value)
+    fn into_boxed(self) -> Value {
+        self.into_value()
+    }
+    #[inline]
+    fn unboxed_from(stack: &mut Stack<'_>) -> Option<Self> {
+        T::pop_from(stack)
     }
 }
 
@@ -189,8 +212,11 @@ impl<'a, T: FromValue + ToValue> Unbox<'a> for &'a T {
     }
     #[inline]
     fn take(stack: &mut Stack<'a>) -> Result<Held<'a, T>, TypeMismatch> {
-        match T::from_lent(stack) {
-            Some(value) => Ok(Held::Lent(value)),
+        if let Some(value) = T::from_lent(stack) {
+            return Ok(Held::Lent(value));
+        }
+        match T::pop_from(stack) {
+            Some(value) => Ok(Held::Owned(value)),
             None => take_owned(stack),
         }
     }
@@ -440,10 +466,12 @@ macro_rules! plain {
                 Err(TypeMismatch::new($name, &found))
             }
             #[inline]
-            fn from_ref(value: &Value) -> Option<Self> {
-                let $p = value.as_plain()?;
-                let unboxed: Option<Result<Self, TypeMismatch>> = $from;
-                unboxed?.ok()
+            fn pop_from(stack: &mut Stack<'_>) -> Option<Self> {
+                stack.pop_read(|value| {
+                    let $p = value.as_plain()?;
+                    let unboxed: Option<Result<Self, TypeMismatch>> = $from;
+                    unboxed?.ok()
+                })
             }
         }
         owned_unbox!($ty);

@@ -25,6 +25,13 @@ pub trait SharedTensor: Clone {
     /// This handle's shared value, borrowed (`&self.0`): boxing clones it (a reference count),
     /// lending only borrows it.
     fn shared(&self) -> &std::sync::Arc<Self::Shared>;
+    /// This handle's shared value, taken (`self.0`): boxing an owned handle (an op's result)
+    /// moves its count instead of taking another. By default a clone of
+    /// [`shared`](SharedTensor::shared).
+    #[inline]
+    fn into_shared(self) -> std::sync::Arc<Self::Shared> {
+        std::sync::Arc::clone(self.shared())
+    }
     /// The handle of a shared value.
     fn from_shared(shared: std::sync::Arc<Self::Shared>) -> Self;
 }
@@ -142,6 +149,13 @@ macro_rules! boxable_tensor {
             }
 
             #[inline(always)]
+            fn into_value(self) -> $crate::Value {
+                $crate::Value::Tensor($crate::boxing::BoxedTensor::new(
+                    $crate::boxing::SharedTensor::into_shared(self),
+                ))
+            }
+
+            #[inline(always)]
             fn push_onto<'s>(&'s self, stack: &mut $crate::Stack<'s>) {
                 stack.push_lent(self);
             }
@@ -177,6 +191,13 @@ macro_rules! boxable_tensor {
             #[inline(always)]
             fn from_lent<'s>(stack: &mut $crate::Stack<'s>) -> ::core::option::Option<&'s Self> {
                 stack.pop_lent::<Self>()
+            }
+
+            #[inline(always)]
+            fn pop_from(stack: &mut $crate::Stack<'_>) -> ::core::option::Option<Self> {
+                stack
+                    .pop_tensor::<<$ty as $crate::boxing::SharedTensor>::Shared>()
+                    .map(<$ty as $crate::boxing::SharedTensor>::from_shared)
             }
         }
 

@@ -3,9 +3,10 @@
 use std::fmt;
 use std::marker::PhantomData;
 use std::mem::{ManuallyDrop, MaybeUninit};
+use std::sync::Arc;
 
-use super::SharedTensor;
 use super::value::{BoxedTensor, Value};
+use super::{SharedTensor, TensorValue};
 use crate::error::{DispatchError, ErrorKind};
 
 /// The arguments of a boxed call, in order; after the call, its result.
@@ -171,6 +172,25 @@ impl<'s> Stack<'s> {
         // `'s` (the type id says it is an `H`); a lent value never leaves its stack but this way
         // (every other way out makes it owned), so the handle is borrowed, shared, for `'s`.
         Some(unsafe { handle.as_ref() })
+    }
+
+    /// Pops the top value if it is a tensor whose shared value is an `S`, and returns its `Arc`
+    /// (owned; a lent tensor takes a reference count), read where it lies; anything else stays
+    /// on the stack. How a tensor result, or an owned tensor argument, is unboxed without copying
+    /// the whole value ([`FromValue::pop_from`](crate::FromValue::pop_from)). Inline values
+    /// only: a spilled stack's values are popped and unboxed whole.
+    #[inline]
+    #[allow(unsafe_code)] // takes a value's count in place; see the SAFETY line
+    pub fn pop_tensor<S: TensorValue>(&mut self) -> Option<Arc<S>> {
+        let top = self.len.checked_sub(1)?;
+        let Value::Tensor(tensor) = self.inline_value(top)? else {
+            return None;
+        };
+        // SAFETY: on `Some`, the slot is forgotten right below: `len` no longer counts it and
+        // nothing reads or drops it again, as `take_shared` requires.
+        let shared = unsafe { tensor.take_shared::<S>() }?;
+        self.len = top;
+        Some(shared)
     }
 
     /// The inline value at `index`, if there is one.

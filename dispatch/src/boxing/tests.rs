@@ -20,6 +20,19 @@ impl TensorValue for Grid {
     }
 }
 
+/// Another shared value type.
+#[derive(Debug)]
+struct Cube;
+
+impl TensorValue for Cube {
+    fn dispatch_keys(&self) -> DispatchKeySet {
+        DispatchKeySet::CPU_NAIVE
+    }
+    fn summary(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Cube")
+    }
+}
+
 #[derive(Clone, Debug)]
 struct GridTensor(Arc<Grid>);
 
@@ -217,5 +230,43 @@ fn a_stack_with_lent_values_may_move_to_another_thread_within_the_borrow() {
             .join()
             .unwrap();
     });
+    assert_eq!(count(&x), 1);
+}
+
+#[test]
+fn a_tensor_is_popped_where_it_lies_owned_or_lent() {
+    let x = grid(8);
+    let mut stack = Stack::new();
+    // An owned value: its count moves into the `Arc`.
+    stack.push(x.clone().into_value());
+    assert_eq!(count(&x), 2, "moved in: the clone's count, no other");
+    assert!(stack.pop_tensor::<Cube>().is_none(), "not a `Cube`");
+    assert_eq!(stack.len(), 1);
+    let owned = stack.pop_tensor::<Grid>().unwrap();
+    assert!(stack.is_empty());
+    assert_eq!(count(&x), 2);
+    drop(owned);
+    assert_eq!(count(&x), 1);
+    // A lent one takes a count.
+    stack.push_lent(&x);
+    let taken = stack.pop_tensor::<Grid>().unwrap();
+    assert_eq!(count(&x), 2);
+    drop(taken);
+    // As the generated code takes them: a `&T` argument from an owned value, and a result.
+    stack.push(x.to_value());
+    {
+        let mut holder = <&GridTensor as Unbox<'_>>::take(&mut stack).unwrap();
+        assert!(matches!(holder, Held::Owned(_)));
+        assert!(Arc::ptr_eq(&<&GridTensor>::unbox(&mut holder).0, &x.0));
+    }
+    assert_eq!(count(&x), 1);
+    stack.push(x.clone().into_value());
+    let result = <GridTensor as super::BoxedResult>::unboxed_from(&mut stack).unwrap();
+    assert!(Arc::ptr_eq(&result.0, &x.0));
+    drop(result);
+    // Spilled: left to the general path.
+    let mut spilled = Stack::from(vec![x.to_value()]);
+    assert!(spilled.pop_tensor::<Grid>().is_none());
+    assert!(spilled.pop().is_some());
     assert_eq!(count(&x), 1);
 }

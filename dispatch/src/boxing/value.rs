@@ -153,6 +153,34 @@ impl BoxedTensor {
         }
     }
 
+    /// The shared value as an owned `Arc<S>`, if it is an `S`, read where it lies (field by
+    /// field: no copy of the whole value). An owned value's count moves into the `Arc`; a lent
+    /// one takes a count.
+    ///
+    /// # Safety
+    ///
+    /// On `Some`, the caller forgets `self`: never drops it or reads it again (its count, if it
+    /// held one, is the returned `Arc`'s now).
+    #[inline]
+    #[allow(unsafe_code)] // takes over or adds a reference count; see the SAFETY lines
+    pub(crate) unsafe fn take_shared<S: TensorValue>(&self) -> Option<Arc<S>> {
+        if self.types.shared != TypeId::of::<S>() {
+            return None;
+        }
+        let raw = self.shared.cast::<S>();
+        if self.is_lent() {
+            // SAFETY: lent, `shared` is `Arc::as_ptr` of an `Arc` alive while `self` is
+            // borrowed (see `value`), the pointer `Arc::into_raw` would return; the count taken
+            // here is the returned `Arc`'s.
+            unsafe { Arc::increment_strong_count(raw) };
+        }
+        // SAFETY: equal type ids mean `shared` was made from an `Arc<S>` by unsized coercion
+        // (`types` is private and names the type of `shared`'s value, see `downcast`), so `raw`
+        // points to the `S` of an `Arc<S>` allocation. The count `from_raw` takes over is the
+        // owned value's own (the caller forgets the value) or the one just taken.
+        Some(unsafe { Arc::from_raw(raw) })
+    }
+
     /// The shared value, if it is a `T`; else the boxed tensor back.
     #[inline]
     #[allow(unsafe_code)] // one pointer cast; see the SAFETY line

@@ -141,6 +141,10 @@ impl SharedTensor for NdTensor {
         &self.0
     }
 
+    fn into_shared(self) -> Arc<Shared> {
+        self.0
+    }
+
     fn from_shared(shared: Arc<Shared>) -> NdTensor {
         NdTensor(shared)
     }

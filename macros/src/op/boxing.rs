@@ -66,9 +66,10 @@ pub fn adapters(
 
     let output_span = first_span(output_ty);
     let output_local = |name: &str| Ident::new(name, Span::mixed_site().located_at(output_span));
-    let (result_at, value_at, mismatch_at) = (
+    let (result_at, value_at, stack_at, mismatch_at) = (
         output_local("result"),
         output_local("value"),
+        output_local("stack"),
         output_local("mismatch"),
     );
     // Written (`&mut`) arguments: handed back under the result (see `Stack`), in order.
@@ -127,7 +128,7 @@ pub fn adapters(
             quote!(*#name = #local;)
         });
     let push_result = quote_spanned! {output_span=>
-        #private::push_result(#stack, || <#output_ty as #private::BoxedResult>::boxed(&#result_at));
+        #private::push_result(#stack, || <#output_ty as #private::BoxedResult>::into_boxed(#result_at));
     };
     let unbox_result = quote_spanned! {output_span=>
         <#output_ty as #private::BoxedResult>::unboxed(#value_at)
@@ -141,7 +142,7 @@ pub fn adapters(
             #private::take_result(
                 &mut #stack,
                 __SWITCHYARD_OP.info(),
-                |#value_at| <#output_ty as #private::BoxedResult>::unboxed_ref(#value_at),
+                |#stack_at| <#output_ty as #private::BoxedResult>::unboxed_from(#stack_at),
                 |#value_at| <#output_ty as #private::BoxedResult>::unboxed(#value_at),
             )
         }
