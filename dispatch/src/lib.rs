@@ -11,8 +11,8 @@
 //! with its own tensor type depends on this crate alone and
 //! - implements [`DispatchArg`] for its tensor (its device's backend keys; see there for the
 //!   device-mismatch rule on *device families*),
-//! - boxes it with [`boxable_tensor!`] (one reference count per boxed value; [`trace`] then links
-//!   its tensors as `%n`),
+//! - boxes it with [`boxable_tensor!`] (one reference count per boxed value, none for a tensor a
+//!   typed call lends to a boxed fallback; [`trace`] then links its tensors as `%n`),
 //! - names its devices for errors with [`name_device!`],
 //! - and, since the macros' generated code names `::switchyard`, either depends on this crate
 //!   under that name (`switchyard = { package = "switchyard-dispatch", … }` in `Cargo.toml`) or
