@@ -41,7 +41,8 @@ use crate::error::{DispatchError, ErrorKind};
 /// ([`pop`](Stack::pop), [`values_mut`](Stack::values_mut), a clone) is owned first. `'s` is
 /// inferred; a stack made with [`Stack::new`] alone may live as long as its owner wants.
 pub struct Stack<'s> {
-    /// The values while they fit: `inline[..len]` are initialised, the rest are not.
+    /// The values while they fit: while `len` is at most `INLINE`, `inline[..len]` are
+    /// initialised and the rest are not; spilled, none is.
     inline: [MaybeUninit<Value>; INLINE],
     /// How many values are inline, or `SPILLED`: then they are all in `heap`.
     len: usize,
@@ -133,9 +134,10 @@ impl<'s> Stack<'s> {
         let top = self.len.checked_sub(1)?;
         let slot = self.inline.get(top)?;
         self.len = top;
-        // SAFETY: `inline[..len]` are initialised (the field's invariant), so the slot at the
-        // old `len - 1` is; `len` no longer counts it, so the value is read out exactly once and
-        // the slot is left as uninitialised.
+        // SAFETY: the slot exists, so the old `len` was at most `INLINE` (not spilled) and
+        // `inline[..len]` were initialised (the field's invariant), this slot among them; `len`
+        // no longer counts it, so the value is read out exactly once and the slot is left as
+        // uninitialised.
         Some(unsafe { slot.assume_init_read() })
     }
 
@@ -197,12 +199,10 @@ impl<'s> Stack<'s> {
     #[inline]
     #[allow(unsafe_code)] // views an initialised slot as a value; see the SAFETY line
     fn inline_value(&self, index: usize) -> Option<&Value> {
-        if index >= self.len {
-            return None;
-        }
-        let slot = self.inline.get(index)?;
-        // SAFETY: `index` is below `len`, and `inline[..len]` are initialised (the field's
-        // invariant).
+        // `get(..len)` misses a spilled stack (`len` is `SPILLED`, past the slots).
+        let slot = self.inline.get(..self.len)?.get(index)?;
+        // SAFETY: the slot is in `inline[..len]` with `len` at most `INLINE`, so it is
+        // initialised (the field's invariant).
         Some(unsafe { slot.assume_init_ref() })
     }
 
@@ -227,8 +227,9 @@ impl<'s> Stack<'s> {
     #[allow(unsafe_code)] // views the initialised slots as values; see the SAFETY line
     pub fn values(&self) -> &[Value] {
         match self.inline.get(..self.len) {
-            // SAFETY: `inline[..len]` are initialised (the field's invariant), and the borrow of
-            // `self` keeps them so.
+            // SAFETY: `get(..len)` succeeded, so `len` is at most `INLINE` (not spilled) and
+            // `inline[..len]` are initialised (the field's invariant); the borrow of `self`
+            // keeps them so.
             Some(slots) => unsafe { slots.assume_init_ref() },
             None => &self.heap,
         }
@@ -257,7 +258,8 @@ impl<'s> Stack<'s> {
     #[allow(unsafe_code)] // views the initialised slots as values; see the SAFETY line
     fn values_lent(&mut self) -> &mut [Value] {
         match self.inline.get_mut(..self.len) {
-            // SAFETY: `inline[..len]` are initialised (the field's invariant); what is written
+            // SAFETY: `get_mut(..len)` succeeded, so `len` is at most `INLINE` (not spilled)
+            // and `inline[..len]` are initialised (the field's invariant); what is written
             // through the slice are values, so they stay initialised.
             Some(slots) => unsafe { slots.assume_init_mut() },
             None => &mut self.heap,
@@ -282,7 +284,8 @@ impl<'s> Stack<'s> {
         };
         self.len = len;
         for slot in slots {
-            // SAFETY: the slots were below the old `len`, so they are initialised (the field's
+            // SAFETY: `get_mut(len..old len)` succeeded, so the old `len` was at most `INLINE`
+            // (not spilled), and the slots were below it, so they are initialised (the field's
             // invariant), and `len` no longer counts them: each is dropped (or, holding nothing
             // to drop, left) once, and is then uninitialised.
             unsafe {
@@ -539,6 +542,20 @@ mod tests {
         );
         drop(other);
         drop(snapshot);
+    }
+
+    #[test]
+    fn a_spilled_stack_reads_no_inline_slot() {
+        // Spilled, the inline slots are uninitialised: every in-place read must miss them.
+        let mut stack = Stack::from(vec![Value::Int(1), Value::Int(2)]);
+        assert!(stack.inline_value(0).is_none());
+        assert!(stack.inline_value(1).is_none());
+        assert!(stack.pop_read(|value| value.as_plain()).is_none());
+        for n in 0..8 {
+            stack.push(n);
+        }
+        assert!(stack.inline_value(0).is_none());
+        assert_eq!(stack.len(), 10);
     }
 
     #[test]
