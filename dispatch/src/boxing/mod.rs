@@ -7,14 +7,18 @@
 //! value) and [`Unbox`] (unbox an argument that may borrow, like `&Tensor` or `&[usize]`).
 
 mod convert;
+mod leaf;
+mod protocol;
 mod stack;
+mod tensor;
 #[cfg(test)]
 mod tests;
 mod value;
 
 pub use convert::{BoxedResult, FromValue, Held, ToValue, TypeMismatch, Unbox};
 pub use stack::Stack;
-pub use value::{BoxedTensor, Custom, TensorValue, Value};
+pub use tensor::{BoxedTensor, TensorValue};
+pub use value::{Custom, Value};
 
 /// A tensor type whose handle is one shared value (`struct Tensor(Arc<Inner>)`): what
 /// [`boxable_tensor!`](crate::boxable_tensor) needs to box it as a [`Value::Tensor`] without

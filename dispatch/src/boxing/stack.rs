@@ -5,9 +5,9 @@ use std::marker::PhantomData;
 use std::mem::{ManuallyDrop, MaybeUninit};
 use std::sync::Arc;
 
-use super::value::{BoxedTensor, Value};
+use super::tensor::BoxedTensor;
+use super::value::Value;
 use super::{SharedTensor, TensorValue};
-use crate::error::{DispatchError, ErrorKind};
 
 /// The arguments of a boxed call, in order; after the call, its result.
 ///
@@ -59,7 +59,7 @@ pub struct Stack<'s> {
 /// How many values a stack holds without allocating: an op's arguments, or the written values
 /// and the result after the call. A typed call boxed for a fallback (`__via_boxed`) makes its
 /// stack in its own frame, so it neither allocates nor touches a thread-local.
-const INLINE: usize = 6;
+pub(super) const INLINE: usize = 6;
 
 /// `Stack::len` once the values moved to the heap: above `INLINE`, so that one comparison tells
 /// an inline slot from everything else.
@@ -198,7 +198,7 @@ impl<'s> Stack<'s> {
     /// The inline value at `index`, if there is one.
     #[inline]
     #[allow(unsafe_code)] // views an initialised slot as a value; see the SAFETY line
-    fn inline_value(&self, index: usize) -> Option<&Value> {
+    pub(super) fn inline_value(&self, index: usize) -> Option<&Value> {
         // `get(..len)` misses a spilled stack (`len` is `SPILLED`, past the slots).
         let slot = self.inline.get(..self.len)?.get(index)?;
         // SAFETY: the slot is in `inline[..len]` with `len` at most `INLINE`, so it is
@@ -300,107 +300,6 @@ impl<'s> Stack<'s> {
     pub fn clear(&mut self) {
         self.truncate(0);
     }
-
-    /// Checks that the stack holds exactly an op's `arity` arguments: what a top-level boxed
-    /// call must pass.
-    pub(crate) fn check_exact_args(
-        &self,
-        arity: usize,
-        op: &'static str,
-        schema: &'static str,
-    ) -> Result<(), DispatchError> {
-        if self.len() != arity {
-            return Err(self.arity_error(arity, op, schema));
-        }
-        Ok(())
-    }
-
-    /// An op's arity error: the stack holds `self.len()` values, not `arity`.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn arity_error(
-        &self,
-        arity: usize,
-        op: &'static str,
-        schema: &'static str,
-    ) -> DispatchError {
-        DispatchError::new(ErrorKind::BoxedArity {
-            op,
-            schema,
-            expected: arity,
-            found: self.len(),
-        })
-    }
-
-    /// Pops one argument (`Value::None` if there is none), owned.
-    #[inline]
-    pub(crate) fn pop_arg(&mut self) -> Value {
-        match self.pop() {
-            Some(value) => value,
-            None => Value::None,
-        }
-    }
-
-    /// Checks that a boxed call of an op with `&mut` parameters left exactly their written
-    /// values (`written` names the parameters, in order) and the result.
-    #[inline]
-    pub(crate) fn check_written(
-        &self,
-        op: &'static str,
-        written: &[&'static str],
-    ) -> Result<(), DispatchError> {
-        if self.len() != written.len() + 1 {
-            return Err(self.written_error(op, written));
-        }
-        Ok(())
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn written_error(&self, op: &'static str, written: &[&'static str]) -> DispatchError {
-        let names: Vec<String> = written.iter().map(|name| format!("`{name}`")).collect();
-        let values = |n: usize| if n == 1 { "value" } else { "values" };
-        let len = self.len();
-        DispatchError::kernel(
-            op,
-            format!(
-                "a boxed kernel left {} {} on the stack; expected {}: the written {} of {}, then the result",
-                len,
-                values(len),
-                written.len() + 1,
-                values(written.len()),
-                names.join(", "),
-            ),
-        )
-    }
-
-    /// Pops the result a kernel pushed.
-    pub(crate) fn pop_result(&mut self, op: &'static str) -> Result<Value, DispatchError> {
-        match self.pop() {
-            Some(value) => Ok(value),
-            None => Err(no_result(op)),
-        }
-    }
-
-    /// Pops the top value as `read` reads it where it lies, if `read` can (`Some`): how a plain
-    /// result (a number, a flag) is unboxed without moving it. (Its slot was written moments
-    /// ago, narrowly; a copy of the whole value would read it back wider, which stalls the CPU's
-    /// store forwarding.)
-    ///
-    /// Inline values only; `None` for a spilled stack, which then pops the value.
-    #[inline]
-    pub(crate) fn pop_read<R>(&mut self, read: impl FnOnce(&Value) -> Option<R>) -> Option<R> {
-        let top = self.len.checked_sub(1)?;
-        let result = read(self.inline_value(top)?)?;
-        self.truncate(top);
-        Some(result)
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn no_result(op: &'static str) -> DispatchError {
-    DispatchError::kernel(op, "a boxed kernel returned without pushing its result")
 }
 
 impl Drop for Stack<'_> {
@@ -486,90 +385,3 @@ value_from!(
     String => Str,
     &str => Str
 );
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ints(stack: &Stack<'_>) -> Vec<i64> {
-        stack
-            .values()
-            .iter()
-            .map(|v| match v {
-                Value::Int(i) => *i,
-                other => panic!("not an int: {other}"),
-            })
-            .collect()
-    }
-
-    #[test]
-    fn values_past_the_inline_ones_spill_in_order() {
-        let mut stack = Stack::new();
-        for i in 0..20 {
-            stack.push(i);
-            assert_eq!(stack.len(), usize::try_from(i).unwrap() + 1);
-        }
-        assert_eq!(ints(&stack), (0..20).collect::<Vec<_>>());
-        for i in (0..20).rev() {
-            assert!(matches!(stack.pop(), Some(Value::Int(n)) if n == i));
-        }
-        assert!(stack.pop().is_none());
-        assert!(stack.is_empty());
-        stack.push(7);
-        assert_eq!(ints(&stack), [7]);
-    }
-
-    #[test]
-    fn strings_are_dropped_once_inline_spilled_and_cleared() {
-        // Values with heap memory: a double drop or a leak shows under Miri (and ASan).
-        let mut stack = Stack::new();
-        for n in 0..INLINE {
-            stack.push(format!("v{n}"));
-        }
-        let snapshot = stack.clone();
-        stack.push("spills");
-        assert_eq!(stack.len(), INLINE + 1);
-        assert_eq!(snapshot.len(), INLINE);
-        assert_eq!(stack.top(2)[0].to_string(), format!("\"v{}\"", INLINE - 1));
-        stack.clear();
-        assert!(stack.is_empty());
-        let mut other = snapshot.clone();
-        other.values_mut()[0] = Value::Str("replaced".into());
-        assert_eq!(other.values()[0].to_string(), "\"replaced\"");
-        assert_eq!(
-            other.pop().unwrap().to_string(),
-            format!("\"v{}\"", INLINE - 1)
-        );
-        drop(other);
-        drop(snapshot);
-    }
-
-    #[test]
-    fn a_spilled_stack_reads_no_inline_slot() {
-        // Spilled, the inline slots are uninitialised: every in-place read must miss them.
-        let mut stack = Stack::from(vec![Value::Int(1), Value::Int(2)]);
-        assert!(stack.inline_value(0).is_none());
-        assert!(stack.inline_value(1).is_none());
-        assert!(stack.pop_read(|value| value.as_plain()).is_none());
-        for n in 0..8 {
-            stack.push(n);
-        }
-        assert!(stack.inline_value(0).is_none());
-        assert_eq!(stack.len(), 10);
-    }
-
-    #[test]
-    fn a_stack_from_a_vec_or_an_iterator_holds_its_values() {
-        let from_vec = Stack::from(vec![Value::Int(1), Value::Str("x".into())]);
-        assert_eq!(from_vec.len(), 2);
-        let collected: Stack<'_> = (0..10).map(Value::Int).collect();
-        assert_eq!(ints(&collected), (0..10).collect::<Vec<_>>());
-        assert_eq!(
-            format!("{:?}", Stack::from(vec![Value::Int(1)])),
-            "Stack { values: [Int(1)] }"
-        );
-        let mut empty = Stack::from(Vec::new());
-        empty.push(3);
-        assert_eq!(ints(&empty), [3]);
-    }
-}

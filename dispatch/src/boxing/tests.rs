@@ -1,10 +1,13 @@
-//! Lent tensors on a stack: reference counts, and every way a value leaves a stack. These run
-//! under Miri too (`cargo +nightly miri test -p switchyard-dispatch --lib boxing`), which checks
-//! the lending's unsafe code: no count is dropped twice or leaked, no borrow outlives its lender.
+//! The stack (inline values, spilling) and lent tensors on it: reference counts, and every way a
+//! value leaves a stack. These run under Miri too (`cargo +nightly miri test -p
+//! switchyard-dispatch --lib boxing`), which checks the stack's and the lending's unsafe code: no
+//! value or count is dropped twice or leaked, no slot read uninitialised, no borrow outlives its
+//! lender.
 
 use std::fmt;
 use std::sync::Arc;
 
+use super::stack::INLINE;
 use super::{BoxedTensor, Held, SharedTensor, Stack, TensorValue, ToValue, Unbox, Value};
 use crate::key::DispatchKeySet;
 
@@ -269,4 +272,88 @@ fn a_tensor_is_popped_where_it_lies_owned_or_lent() {
     assert!(spilled.pop_tensor::<Grid>().is_none());
     assert!(spilled.pop().is_some());
     assert_eq!(count(&x), 1);
+}
+
+// ---- the stack ----
+
+fn ints(stack: &Stack<'_>) -> Vec<i64> {
+    stack
+        .values()
+        .iter()
+        .map(|v| match v {
+            Value::Int(i) => *i,
+            other => panic!("not an int: {other}"),
+        })
+        .collect()
+}
+
+#[test]
+fn values_past_the_inline_ones_spill_in_order() {
+    let mut stack = Stack::new();
+    for i in 0..20 {
+        stack.push(i);
+        assert_eq!(stack.len(), usize::try_from(i).unwrap() + 1);
+    }
+    assert_eq!(ints(&stack), (0..20).collect::<Vec<_>>());
+    for i in (0..20).rev() {
+        assert!(matches!(stack.pop(), Some(Value::Int(n)) if n == i));
+    }
+    assert!(stack.pop().is_none());
+    assert!(stack.is_empty());
+    stack.push(7);
+    assert_eq!(ints(&stack), [7]);
+}
+
+#[test]
+fn strings_are_dropped_once_inline_spilled_and_cleared() {
+    // Values with heap memory: a double drop or a leak shows under Miri (and ASan).
+    let mut stack = Stack::new();
+    for n in 0..INLINE {
+        stack.push(format!("v{n}"));
+    }
+    let snapshot = stack.clone();
+    stack.push("spills");
+    assert_eq!(stack.len(), INLINE + 1);
+    assert_eq!(snapshot.len(), INLINE);
+    assert_eq!(stack.top(2)[0].to_string(), format!("\"v{}\"", INLINE - 1));
+    stack.clear();
+    assert!(stack.is_empty());
+    let mut other = snapshot.clone();
+    other.values_mut()[0] = Value::Str("replaced".into());
+    assert_eq!(other.values()[0].to_string(), "\"replaced\"");
+    assert_eq!(
+        other.pop().unwrap().to_string(),
+        format!("\"v{}\"", INLINE - 1)
+    );
+    drop(other);
+    drop(snapshot);
+}
+
+#[test]
+fn a_spilled_stack_reads_no_inline_slot() {
+    // Spilled, the inline slots are uninitialised: every in-place read must miss them.
+    let mut stack = Stack::from(vec![Value::Int(1), Value::Int(2)]);
+    assert!(stack.inline_value(0).is_none());
+    assert!(stack.inline_value(1).is_none());
+    assert!(stack.pop_read(|value| value.as_plain()).is_none());
+    for n in 0..8 {
+        stack.push(n);
+    }
+    assert!(stack.inline_value(0).is_none());
+    assert_eq!(stack.len(), 10);
+}
+
+#[test]
+fn a_stack_from_a_vec_or_an_iterator_holds_its_values() {
+    let from_vec = Stack::from(vec![Value::Int(1), Value::Str("x".into())]);
+    assert_eq!(from_vec.len(), 2);
+    let collected: Stack<'_> = (0..10).map(Value::Int).collect();
+    assert_eq!(ints(&collected), (0..10).collect::<Vec<_>>());
+    assert_eq!(
+        format!("{:?}", Stack::from(vec![Value::Int(1)])),
+        "Stack { values: [Int(1)] }"
+    );
+    let mut empty = Stack::from(Vec::new());
+    empty.push(3);
+    assert_eq!(ints(&empty), [3]);
 }
