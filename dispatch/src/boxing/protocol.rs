@@ -86,20 +86,6 @@ impl Stack<'_> {
             None => Err(no_result(op)),
         }
     }
-
-    /// Pops the top value as `read` reads it where it lies, if `read` can (`Some`): how a plain
-    /// result (a number, a flag) is unboxed without moving it. (Its slot was written moments
-    /// ago, narrowly; a copy of the whole value would read it back wider, which stalls the CPU's
-    /// store forwarding.)
-    ///
-    /// Inline values only; `None` for a spilled stack, which then pops the value.
-    #[inline]
-    pub(crate) fn pop_read<R>(&mut self, read: impl FnOnce(&Value) -> Option<R>) -> Option<R> {
-        let top = self.len().checked_sub(1)?;
-        let result = read(self.inline_value(top)?)?;
-        self.truncate(top);
-        Some(result)
-    }
 }
 
 #[cold]

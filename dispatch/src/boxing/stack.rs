@@ -163,8 +163,7 @@ impl<'s> Stack<'s> {
     pub fn pop_lent<H: 'static>(&mut self) -> Option<&'s H> {
         // Inline values only: a spilled stack's lent tensors are popped owned (a reference count
         // each), which is rare enough.
-        let top = self.len.checked_sub(1)?;
-        let Value::Tensor(tensor) = self.inline_value(top)? else {
+        let (top, Value::Tensor(tensor)) = self.top_inline()? else {
             return None;
         };
         let handle = tensor.lent_handle::<H>()?;
@@ -184,8 +183,7 @@ impl<'s> Stack<'s> {
     #[inline]
     #[allow(unsafe_code)] // takes a value's count in place; see the SAFETY line
     pub fn pop_tensor<S: TensorValue>(&mut self) -> Option<Arc<S>> {
-        let top = self.len.checked_sub(1)?;
-        let Value::Tensor(tensor) = self.inline_value(top)? else {
+        let (top, Value::Tensor(tensor)) = self.top_inline()? else {
             return None;
         };
         // SAFETY: on `Some`, the slot is forgotten right below: `len` no longer counts it and
@@ -195,15 +193,40 @@ impl<'s> Stack<'s> {
         Some(shared)
     }
 
-    /// The inline value at `index`, if there is one.
+    /// The top value and its index, if it is inline (`None` when the stack is empty or
+    /// spilled).
     #[inline]
     #[allow(unsafe_code)] // views an initialised slot as a value; see the SAFETY line
-    pub(super) fn inline_value(&self, index: usize) -> Option<&Value> {
-        // `get(..len)` misses a spilled stack (`len` is `SPILLED`, past the slots).
-        let slot = self.inline.get(..self.len)?.get(index)?;
-        // SAFETY: the slot is in `inline[..len]` with `len` at most `INLINE`, so it is
-        // initialised (the field's invariant).
-        Some(unsafe { slot.assume_init_ref() })
+    fn top_inline(&self) -> Option<(usize, &Value)> {
+        let top = self.len.checked_sub(1)?;
+        // A spilled stack's `len` is `SPILLED`: `top` is then past the slots.
+        let slot = self.inline.get(top)?;
+        // SAFETY: the slot exists, so `len` (`top + 1`) is at most `INLINE` (not spilled) and
+        // `inline[..len]` are initialised (the field's invariant), this slot among them.
+        Some((top, unsafe { slot.assume_init_ref() }))
+    }
+
+    /// Pops the top value as `read` reads it where it lies, if `read` can (`Some`): how a plain
+    /// result (a number, a flag) is unboxed without moving it. (Its slot was written moments
+    /// ago, narrowly; a copy of the whole value would read it back wider, which stalls the CPU's
+    /// store forwarding.) Inline values only: a spilled stack pops its values whole.
+    #[inline]
+    #[allow(unsafe_code)] // drops the read slot's value; see the SAFETY line
+    pub(crate) fn pop_read<R>(&mut self, read: impl FnOnce(&Value) -> Option<R>) -> Option<R> {
+        let (top, value) = self.top_inline()?;
+        let result = read(value)?;
+        self.len = top;
+        if let Some(slot) = self.inline.get_mut(top) {
+            // SAFETY: `top_inline` found this slot initialised below `len`; `len` no longer
+            // counts it, so its value is dropped (or, holding nothing to drop, left) once, and
+            // the slot is then uninitialised.
+            unsafe {
+                if slot.assume_init_ref().needs_drop() {
+                    slot.assume_init_drop();
+                }
+            }
+        }
+        Some(result)
     }
 
     /// The number of values.

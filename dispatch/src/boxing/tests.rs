@@ -331,16 +331,21 @@ fn strings_are_dropped_once_inline_spilled_and_cleared() {
 
 #[test]
 fn a_spilled_stack_reads_no_inline_slot() {
-    // Spilled, the inline slots are uninitialised: every in-place read must miss them.
+    // Spilled, the inline slots are uninitialised: every in-place read must miss them, even with
+    // the very value it reads on top of the stack (it is popped whole instead).
+    let x = grid(9);
     let mut stack = Stack::from(vec![Value::Int(1), Value::Int(2)]);
-    assert!(stack.inline_value(0).is_none());
-    assert!(stack.inline_value(1).is_none());
-    assert!(stack.pop_read(|value| value.as_plain()).is_none());
+    assert!(stack.pop_read(Value::as_plain).is_none());
+    stack.push_lent(&x);
+    assert!(stack.pop_lent::<GridTensor>().is_none());
+    assert!(stack.pop_tensor::<Grid>().is_none());
     for n in 0..8 {
         stack.push(n);
     }
-    assert!(stack.inline_value(0).is_none());
-    assert_eq!(stack.len(), 10);
+    assert!(stack.pop_read(Value::as_plain).is_none());
+    assert_eq!(stack.len(), 11);
+    assert!(matches!(stack.pop(), Some(Value::Int(7))));
+    assert_eq!(count(&x), 1);
 }
 
 #[test]
