@@ -264,7 +264,6 @@ fn run(pool: &rayon::ThreadPool, parts: usize, work: &(dyn Fn(usize) + Sync)) {
         next: AtomicUsize::new(0),
         active: AtomicUsize::new(0),
         parts,
-        owner: std::thread::current(),
         panic: Mutex::new(None),
         // SAFETY (of the lifetime erasure): `work` is called only by `Shared::claim_and_run`,
         // only for an index it claimed below `parts`, and only between `active`'s increment and
@@ -307,7 +306,6 @@ struct Shared {
     /// Workers between "about to claim" and "done with their claims".
     active: AtomicUsize,
     parts: usize,
-    owner: std::thread::Thread,
     /// The first panic of a worker's part, resumed on the calling thread.
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
     /// The op's work: valid while an unclaimed part remains or a claimed one runs (see `run`).
@@ -344,9 +342,7 @@ impl Shared {
                 self.next.store(self.parts, Ordering::SeqCst);
             }
         }
-        if self.active.fetch_sub(1, Ordering::SeqCst) == 1 {
-            self.owner.unpark();
-        }
+        self.active.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -357,15 +353,16 @@ impl Drop for Finish<'_> {
     fn drop(&mut self) {
         // When unwinding (the caller's own part panicked), let no worker begin another part.
         self.0.next.store(self.0.parts, Ordering::SeqCst);
-        let mut spins = 0u32;
+        // Only parts a worker has begun remain: spin briefly, then give the core away (the
+        // worker may be waiting for it), then sleep in short steps. No park/unpark: that needs
+        // `thread::current()`, which an op run from a thread-local destructor must not rely on.
+        let mut waits = 0u32;
         while self.0.active.load(Ordering::SeqCst) != 0 {
-            if spins < 1000 {
-                spins += 1;
-                std::hint::spin_loop();
-            } else {
-                // A worker mid-part: it unparks this thread when it is done (a timeout guards
-                // against an unpark that came before this park, which `park` would keep anyway).
-                std::thread::park_timeout(std::time::Duration::from_millis(1));
+            waits = waits.saturating_add(1);
+            match waits {
+                0..200 => std::hint::spin_loop(),
+                200..300 => std::thread::yield_now(),
+                _ => std::thread::sleep(std::time::Duration::from_micros(20)),
             }
         }
     }
