@@ -15,7 +15,8 @@ pub fn replaced(readme: &str, generated: &str) -> Result<String, String> {
     let (starts, ends) = (count(START), count(END));
     if starts != 1 || ends != 1 {
         return Err(format!(
-            "expected one line starting `{START}` and one `{END}`, found {starts} and {ends}"
+            "the tables go between a line starting `{START}` and a line `{END}`, one of each; \
+             found {starts} and {ends}"
         ));
     }
     let start_line = readme.find(START).expect("counted");
@@ -90,7 +91,7 @@ mod tests {
         fs::write(&path, "# Title\n\nNo markers.\n").unwrap();
         let err = write(&path, "new").unwrap_err();
         assert!(
-            err.contains("README.md") && err.contains("expected one line"),
+            err.contains("README.md") && err.contains("found 0 and 0"),
             "{err}"
         );
         assert_eq!(

@@ -14,7 +14,7 @@ pub const LEGEND: &str = "Each cell: the median time per call over the rounds, a
 throughput it gives (bytes read and written; `matmul`: 2n³ floating-point operations). \
 **Speed** is the fastest Rust peer's time ÷ Switchyard's: 1.00× or more means Switchyard is at \
 least as fast. Switchyard, candle and ndarray are measured interleaved in one process (round \
-robin, per case), so a slow spell of the machine falls on all three alike; PyTorch runs in a \
+robin, per case), so a slow spell of the machine falls on all of them alike; PyTorch runs in a \
 process of its own, so its ratio is the less certain one.";
 
 /// The markdown for `reports`, each with PyTorch's column if `torch` is given.
@@ -206,6 +206,63 @@ fn significant(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cases::{Case, Op};
+    use crate::results::{Measured, TorchRow, TorchSetting};
+
+    fn measured(library: Library, median_ns: f64) -> Measured {
+        Measured {
+            library,
+            median_ns,
+            samples_ns: vec![median_ns],
+            calls_per_sample: 1,
+        }
+    }
+
+    #[test]
+    fn the_speed_is_the_best_peer_over_switchyard() {
+        let case = Case {
+            op: Op::Add,
+            size: 1024,
+        };
+        let row = Row {
+            case,
+            work: case.work(),
+            results: vec![
+                measured(Library::Switchyard, 200.0),
+                measured(Library::Candle, 400.0),
+                measured(Library::Ndarray, 100.0),
+            ],
+        };
+        let libraries = [Library::Switchyard, Library::Candle, Library::Ndarray];
+        let line = table_row(&row, &libraries, Setting::Single, None);
+        assert_eq!(
+            line,
+            "| `add` | 1K | 200 ns · 61.4 GB/s | 400 ns · 30.7 GB/s | 100 ns · 123 GB/s | 0.50× (ndarray) |"
+        );
+
+        // PyTorch's columns: its time and its own ratio, or dashes where it has no such case.
+        let torch = TorchReport {
+            library: "PyTorch".into(),
+            options: String::new(),
+            date: String::new(),
+            settings: vec![TorchSetting {
+                setting: Setting::Single,
+                threads: 1,
+                rows: vec![TorchRow {
+                    op: Op::Add,
+                    size: 1024,
+                    median_ns: 1000.0,
+                }],
+            }],
+        };
+        let line = table_row(&row, &libraries, Setting::Single, Some(&torch));
+        assert!(
+            line.ends_with("| 0.50× (ndarray) | 1.00 µs · 12.3 GB/s | 5.00× |"),
+            "{line}"
+        );
+        let line = table_row(&row, &libraries, Setting::Default, Some(&torch));
+        assert!(line.ends_with("| 0.50× (ndarray) | — | — |"), "{line}");
+    }
 
     #[test]
     fn times_and_throughputs_keep_three_digits() {
