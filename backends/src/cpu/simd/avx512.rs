@@ -11,14 +11,15 @@
 //! DQ or VL), so every AVX-512 CPU runs them.
 //!
 //! `exp` computes each half of a vector with 8 `f64` lanes: the same function as the AVX2
-//! variant's, element for element. `unsafe` is used only for the load and store intrinsics.
+//! variant's, element for element. `unsafe` is used only for the load and store intrinsics (in
+//! `load`, `store` and `lane_sums`'s spill).
 
 #![allow(unsafe_code)] // the load/store intrinsics below, and the macro's target-feature entries
 
 use std::arch::x86_64::*;
 
 use super::exp_f64::{HI, LN2_HI, LN2_LO, LO, LOG2E, TAYLOR};
-use super::template::{SUM_LANES, simd_kernels};
+use super::template::{SUM_BLOCK, SUM_LANES, simd_kernels};
 
 /// `f32` lanes of one vector.
 pub const LANES: usize = 16;
@@ -122,21 +123,34 @@ fn exp8(x: __m256) -> __m256 {
     )
 }
 
-/// The `f32` partial sums of a block's runs: accumulator `j` (lane `j % 16` of vector `j / 16`)
-/// adds element `j` of each run, so that two additions overlap.
+/// The `f64` lane sums of a superblock's runs: within each block of [`SUM_BLOCK`] elements,
+/// `f32` accumulator `j` (lane `j % 16` of vector `j / 16`) adds element `j` of each run, two
+/// additions overlapping; then each accumulator goes to `f64` and onto lane `j`'s sum.
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn lane_sums(runs: &[[f32; SUM_LANES]]) -> [f32; SUM_LANES] {
+fn lane_sums(runs: &[[f32; SUM_LANES]]) -> [f64; SUM_LANES] {
     // `-0.0` is the identity of `+` (`-0.0 + 0.0 = 0.0`): the sum of `[-0.0]` stays `-0.0`.
-    let mut sums = [_mm512_set1_ps(-0.0); SUM_LANES / LANES];
-    for run in runs {
-        for (sum, v) in sums.iter_mut().zip(run.as_chunks::<LANES>().0) {
-            *sum = _mm512_add_ps(*sum, load(v));
+    let mut wide = [_mm512_set1_pd(-0.0); SUM_LANES / 8];
+    for block in runs.chunks(SUM_BLOCK / SUM_LANES) {
+        let mut sums = [_mm512_set1_ps(-0.0); SUM_LANES / LANES];
+        for run in block {
+            for (sum, v) in sums.iter_mut().zip(run.as_chunks::<LANES>().0) {
+                *sum = _mm512_add_ps(*sum, load(v));
+            }
+        }
+        // Vector `i` holds lanes `16i..16i + 16`: its low half onto `wide[2i]`, its high onto
+        // `wide[2i + 1]`.
+        for (i, sum) in sums.into_iter().enumerate() {
+            let low = _mm512_castps512_ps256(sum);
+            let high = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(sum)));
+            wide[2 * i] = _mm512_add_pd(wide[2 * i], _mm512_cvtps_pd(low));
+            wide[2 * i + 1] = _mm512_add_pd(wide[2 * i + 1], _mm512_cvtps_pd(high));
         }
     }
     let mut lanes = [0.0; SUM_LANES];
-    for (chunk, sum) in lanes.as_chunks_mut::<LANES>().0.iter_mut().zip(sums) {
-        *chunk = store(sum);
+    for (chunk, sum) in lanes.as_chunks_mut::<8>().0.iter_mut().zip(wide) {
+        // SAFETY: `chunk` is 8 writable `f64`; `storeu` has no alignment requirement.
+        unsafe { _mm512_storeu_pd(chunk.as_mut_ptr(), sum) };
     }
     lanes
 }

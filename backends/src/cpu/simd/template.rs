@@ -3,7 +3,7 @@
 //! An ISA file holds only what differs between instruction sets, its *lane helpers*: `load` and
 //! `store` (an `[f32; LANES]` to a vector and back), one function per elementwise op over whole
 //! vectors (`add(a, b)`, `sub`, `mul`, `div`, `neg(a)`, `relu`, `exp`) and `lane_sums(runs)`, the
-//! [`SUM_LANES`] `f32` partial sums of a block. [`simd_kernels!`] writes the kernels themselves:
+//! [`SUM_LANES`] `f64` lane sums of a superblock (each block's `f32` accumulators, in `f64`). [`simd_kernels!`] writes the kernels themselves:
 //! each a `#[kernel(…, cpu = …)]` `#[target_feature]` function whose body is one of the drivers
 //! below applied to the helpers.
 //!
@@ -27,9 +27,15 @@ use crate::cpu::threads::{self, Grain};
 pub(crate) const SUM_LANES: usize = 32;
 
 /// Elements per block of the reductions: each `f32` accumulator adds at most
-/// `SUM_BLOCK / SUM_LANES = 32` elements before the block's sum goes to `f64`. Fixed by the
-/// input's length alone (not by the thread count): results do not depend on the threads.
+/// `SUM_BLOCK / SUM_LANES = 32` elements; then the block's 32 sums go to `f64`, each added to
+/// its lane's `f64` sum.
 pub(crate) const SUM_BLOCK: usize = 1024;
+
+/// Elements per superblock: the 32 `f64` lane sums run over its blocks, then add up in a fixed
+/// tree into the superblock's sum; superblocks' sums add up in order. Fixed by the input's
+/// length alone (not by the thread count, which splits whole superblocks): results do not
+/// depend on the threads.
+pub(crate) const SUM_SUPERBLOCK: usize = 64 * SUM_BLOCK;
 
 /// How elementwise kernels split across threads: from 64K elements (below, waking workers costs
 /// more than it saves), in parts of whole 64-element runs (256 bytes: a part starts on a cache
@@ -41,12 +47,12 @@ const ELEMENTWISE: Grain = Grain {
     parts_per_thread: 4,
 };
 
-/// How reductions split, counted in blocks of [`SUM_BLOCK`]: from 128 blocks (128K elements),
-/// at least 16 blocks a part.
+/// How reductions split, counted in superblocks of [`SUM_SUPERBLOCK`]: from 2 (128K elements),
+/// one or more a part.
 const REDUCTION: Grain = Grain {
-    parallel_from: 128,
+    parallel_from: 2,
     multiple: 1,
-    min_part: 16,
+    min_part: 1,
     parts_per_thread: 4,
 };
 
@@ -217,57 +223,46 @@ fn padded<const N: usize>(tail: &[f32]) -> [f32; N] {
     lanes
 }
 
-/// The sum of `xs`, from `block_sum` of each block of [`SUM_BLOCK`] elements (the last may be
-/// shorter), added up in `f64` in block order. Large inputs run their blocks on the worker
-/// threads and add the blocks' sums in the same order afterwards: the same bits either way.
+/// The sum of `xs`, from `superblock_sum` of each superblock of [`SUM_SUPERBLOCK`] elements
+/// (the last may be shorter), added up in `f64` in order. Large inputs run their superblocks on
+/// the worker threads and add their sums in the same order afterwards: the same bits either way.
 #[inline(always)]
-pub(crate) fn sum_blocks(xs: &[f32], block_sum: impl Fn(&[f32]) -> f64 + Sync) -> f64 {
-    let (blocks, tail) = xs.as_chunks::<SUM_BLOCK>();
-    if blocks.len() < REDUCTION.parallel_from || threads::num_threads() == 1 {
-        return in_order(blocks.iter().map(|b| block_sum(b)), tail, &block_sum);
+pub(crate) fn sum_blocks(xs: &[f32], superblock_sum: impl Fn(&[f32]) -> f64 + Sync) -> f64 {
+    let superblocks = xs.len().div_ceil(SUM_SUPERBLOCK);
+    let in_order = |sums: &mut dyn Iterator<Item = f64>| {
+        // `-0.0` is the identity of `+` (`-0.0 + 0.0 = 0.0`): the sum of `[-0.0]` stays `-0.0`.
+        sums.fold(-0.0, |total, sum| total + sum)
+    };
+    if superblocks < REDUCTION.parallel_from || threads::num_threads() == 1 {
+        return in_order(&mut xs.chunks(SUM_SUPERBLOCK).map(&superblock_sum));
     }
     let mut sums = Vec::new();
-    if sums.try_reserve_exact(blocks.len()).is_err() {
-        // No room for the blocks' sums (1/512 of the input's size): one thread, no list.
-        return in_order(blocks.iter().map(|b| block_sum(b)), tail, &block_sum);
+    if sums.try_reserve_exact(superblocks).is_err() {
+        // No room for the superblocks' sums: one thread, no list.
+        return in_order(&mut xs.chunks(SUM_SUPERBLOCK).map(&superblock_sum));
     }
-    sums.resize(blocks.len(), 0.0f64);
+    sums.resize(superblocks, 0.0f64);
     threads::for_each_part(&mut sums, REDUCTION, |start, part| {
-        for (sum, block) in part.iter_mut().zip(&blocks[start..]) {
-            *sum = block_sum(block);
+        let chunks = xs.chunks(SUM_SUPERBLOCK).skip(start);
+        for (sum, superblock) in part.iter_mut().zip(chunks) {
+            *sum = superblock_sum(superblock);
         }
         true
     });
-    in_order(sums.into_iter(), tail, &block_sum)
+    in_order(&mut sums.into_iter())
 }
 
-/// The blocks' sums added up in order, then the short last block's: the one order of every
-/// path of [`sum_blocks`].
+/// The sum of one superblock (at most [`SUM_SUPERBLOCK`] elements): `lane_sums` gives the `f64`
+/// sums of its whole runs of [`SUM_LANES`] per lane (each block's `f32` accumulators, added
+/// block after block); they add up in a fixed tree, then the last `len % SUM_LANES` elements in
+/// order.
 #[inline(always)]
-fn in_order(
-    sums: impl Iterator<Item = f64>,
-    tail: &[f32],
-    block_sum: impl Fn(&[f32]) -> f64,
+pub(crate) fn superblock_sum(
+    xs: &[f32],
+    lane_sums: impl FnOnce(&[[f32; SUM_LANES]]) -> [f64; SUM_LANES],
 ) -> f64 {
-    // `-0.0` is the identity of `+` (`-0.0 + 0.0 = 0.0`): the sum of `[-0.0]` stays `-0.0`.
-    let total = sums.fold(-0.0, |total, sum| total + sum);
-    if tail.is_empty() {
-        total
-    } else {
-        total + block_sum(tail)
-    }
-}
-
-/// The sum of one block (at most [`SUM_BLOCK`] elements): `lane_sums` adds its whole runs of
-/// [`SUM_LANES`] into that many `f32` accumulators (the ISA's vectors); they are added up in
-/// `f64` in a fixed tree, then the last `len % SUM_LANES` elements in order.
-#[inline(always)]
-pub(crate) fn block_sum(
-    block: &[f32],
-    lane_sums: impl FnOnce(&[[f32; SUM_LANES]]) -> [f32; SUM_LANES],
-) -> f64 {
-    let (runs, tail) = block.as_chunks::<SUM_LANES>();
-    let mut partials = lane_sums(runs).map(f64::from);
+    let (runs, tail) = xs.as_chunks::<SUM_LANES>();
+    let mut partials = lane_sums(runs);
     // Halve the width each step: lane `i` adds lane `i + width`. Straight-line, so the compiler
     // turns each step into a few vector additions of the kernel's ISA.
     let mut width = SUM_LANES / 2;
@@ -281,10 +276,10 @@ pub(crate) fn block_sum(
     if sum.is_finite() {
         sum
     } else {
-        // An infinity or NaN in the block, or an `f32` accumulator that overflowed where the
+        // An infinity or NaN in the input, or an `f32` accumulator that overflowed where the
         // `f64` sum does not (`f32::MAX` twice in one lane, `-f32::MAX` twice in another): the
-        // block again, in `f64` throughout. Rare, and the same bits on every path.
-        block.iter().fold(-0.0, |acc, &x| acc + f64::from(x))
+        // superblock again, in `f64` throughout. Rare, and the same bits on every path.
+        xs.iter().fold(-0.0, |acc, &x| acc + f64::from(x))
     }
 }
 
@@ -333,8 +328,8 @@ macro_rules! simd_kernels {
                     return $crate::cpu::naive::sum_naive(x);
                 };
                 let xs = view.contiguous().unwrap_or_default();
-                let total = $crate::cpu::simd::template::sum_blocks(xs, |block| {
-                    $crate::cpu::simd::template::block_sum(block, |runs| lane_sums(runs))
+                let total = $crate::cpu::simd::template::sum_blocks(xs, |superblock| {
+                    $crate::cpu::simd::template::superblock_sum(superblock, |runs| lane_sums(runs))
                 });
                 ::switchyard::Tensor::from_scalar(total as f32)
             }
@@ -348,8 +343,8 @@ macro_rules! simd_kernels {
                     return $crate::cpu::naive::mean_naive(x);
                 };
                 let xs = view.contiguous().unwrap_or_default();
-                let total = $crate::cpu::simd::template::sum_blocks(xs, |block| {
-                    $crate::cpu::simd::template::block_sum(block, |runs| lane_sums(runs))
+                let total = $crate::cpu::simd::template::sum_blocks(xs, |superblock| {
+                    $crate::cpu::simd::template::superblock_sum(superblock, |runs| lane_sums(runs))
                 });
                 ::switchyard::Tensor::from_scalar((total / x.numel() as f64) as f32)
             }
@@ -401,47 +396,51 @@ pub(crate) use simd_kernels;
 
 #[cfg(test)]
 mod tests {
-    use super::{SUM_LANES, block_sum};
+    use super::{SUM_BLOCK, SUM_LANES, superblock_sum};
 
-    #[test]
-    fn block_sum_adds_every_lane_and_the_tail_once() {
-        for tail in 0..SUM_LANES {
-            let block: Vec<f32> = (0..2 * SUM_LANES + tail).map(|i| i as f32).collect();
-            let lane_sums = |runs: &[[f32; SUM_LANES]]| {
-                let mut sums = [0.0; SUM_LANES];
-                for run in runs {
-                    for (sum, x) in sums.iter_mut().zip(run) {
-                        *sum += x;
-                    }
-                }
-                sums
-            };
-            let n = block.len();
-            assert_eq!(
-                block_sum(&block, lane_sums),
-                (n * (n - 1) / 2) as f64,
-                "{tail}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_block_whose_f32_lanes_overflow_is_summed_in_f64() {
-        // Lane 0 holds MAX twice, lane 1 -MAX twice: each overflows in `f32`, the sum is 0.
-        let mut block = vec![0.0f32; 2 * SUM_LANES];
-        block[0] = f32::MAX;
-        block[SUM_LANES] = f32::MAX;
-        block[1] = -f32::MAX;
-        block[SUM_LANES + 1] = -f32::MAX;
-        let lane_sums = |runs: &[[f32; SUM_LANES]]| {
+    /// The lane sums as every ISA computes them: `f32` within a block, `f64` across blocks.
+    fn lane_sums(runs: &[[f32; SUM_LANES]]) -> [f64; SUM_LANES] {
+        let mut wide = [-0.0f64; SUM_LANES];
+        for block in runs.chunks(SUM_BLOCK / SUM_LANES) {
             let mut sums = [-0.0f32; SUM_LANES];
-            for run in runs {
+            for run in block {
                 for (sum, x) in sums.iter_mut().zip(run) {
                     *sum += x;
                 }
             }
-            sums
-        };
-        assert_eq!(block_sum(&block, lane_sums), 0.0);
+            for (w, s) in wide.iter_mut().zip(sums) {
+                *w += f64::from(s);
+            }
+        }
+        wide
+    }
+
+    #[test]
+    fn superblock_sum_adds_every_lane_and_the_tail_once() {
+        for n in [
+            0,
+            1,
+            31,
+            32,
+            33,
+            2 * SUM_LANES + 5,
+            SUM_BLOCK + 7,
+            3 * SUM_BLOCK,
+        ] {
+            let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
+            let want = (n * n.saturating_sub(1) / 2) as f64;
+            assert_eq!(superblock_sum(&xs, lane_sums), want, "{n}");
+        }
+    }
+
+    #[test]
+    fn a_superblock_whose_f32_lanes_overflow_is_summed_in_f64() {
+        // Lane 0 holds MAX twice, lane 1 -MAX twice: each overflows in `f32`, the sum is 0.
+        let mut xs = vec![0.0f32; 2 * SUM_LANES];
+        xs[0] = f32::MAX;
+        xs[SUM_LANES] = f32::MAX;
+        xs[1] = -f32::MAX;
+        xs[SUM_LANES + 1] = -f32::MAX;
+        assert_eq!(superblock_sum(&xs, lane_sums), 0.0);
     }
 }
