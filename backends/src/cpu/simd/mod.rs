@@ -32,15 +32,16 @@
 //!   the C library's `expf`, which the naive backend calls and which is itself not correctly
 //!   rounded in every case. Special values (NaN, ±inf, −0.0, overflow, subnormal results) match.
 //! - **`sum` and `mean`** cut the input into blocks of 1024 elements. Within a block, 32 `f32`
-//!   accumulators each add every 32nd element (at most 32 each); their sums go to `f64` and add
-//!   up in a fixed tree, and the blocks' sums add up in `f64` in order. So the result is within
-//!   **1 ulp of the result plus 2⁻¹⁹·Σ|xᵢ|** of the exact sum (each accumulator errs by at most
-//!   `31·2⁻²⁴` of its terms' magnitudes; the `f64` part adds `n·2⁻⁵³·Σ|xᵢ|`, negligible below
-//!   2⁴⁰ elements), independent of `n`: a plain `f32` loop errs by up to `n/lanes·2⁻²⁴·Σ|xᵢ|`.
-//!   A block whose `f32` accumulators overflow where `f64` would not (or that holds an infinity
-//!   or NaN) is summed again in `f64`. The blocks and the order are fixed by `n` alone: every ISA
-//!   and every thread count give the same bits. (The naive backend accumulates in `f64`
-//!   throughout: within half an ulp but for `n·2⁻⁵³·Σ|xᵢ|`.)
+//!   accumulators each add every 32nd element (at most 32 each); each then goes to `f64`, onto
+//!   its lane's sum, and the 32 lane sums of each superblock of 64K elements add up in a fixed
+//!   tree; the superblocks' sums add up in `f64` in order. So the result is within **1 ulp of
+//!   the result plus 2⁻¹⁹·Σ|xᵢ|** of the exact sum (each accumulator errs by at most `31·2⁻²⁴`
+//!   of its terms' magnitudes; the `f64` part adds `n·2⁻⁵³·Σ|xᵢ|`, negligible below 2⁴⁰
+//!   elements), independent of `n`: a plain `f32` loop errs by up to `n/lanes·2⁻²⁴·Σ|xᵢ|`. A
+//!   superblock whose `f32` accumulators overflow where `f64` would not (or that holds an
+//!   infinity or NaN) is summed again in `f64`. Blocks, superblocks and the order are fixed by
+//!   `n` alone: every ISA and every thread count give the same bits. (The naive backend
+//!   accumulates in `f64` throughout: within half an ulp but for `n·2⁻⁵³·Σ|xᵢ|`.)
 //! - **`matmul`** uses FMA and another summation order: within `k`·2⁻²³·Σ|aᵢₚ·bₚⱼ| per element.
 //!   Threads take bands of whole rows, each computed as on one thread: the same bits.
 //! - **`full`** has no SIMD kernel: a fill is a `memset`-like loop the compiler already
