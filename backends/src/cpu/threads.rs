@@ -22,10 +22,12 @@
 //!   fixed by the input's length alone, and their sums combine in one fixed order (see
 //!   `cpu::simd`), so one thread and sixteen give the same bits.
 //! - **A busy core slows an op, it does not stall it.** Each op is cut into several parts per
-//!   thread and idle workers *steal* the parts a descheduled one has not begun (rayon's work
-//!   stealing), and a worker with nothing to do sleeps instead of spinning on a barrier. So when
-//!   a neighbour process holds a core, an op runs at about the speed of the cores left: never far
-//!   below one thread's (measured in the README's performance section).
+//!   thread, claimed one at a time from a shared counter by the calling thread *and* the
+//!   workers; the caller never waits for a worker to start, only for parts a worker has begun,
+//!   so the parts a descheduled worker never got to are done by whoever runs. So when a
+//!   neighbour process holds a core, an op runs at about the speed of the cores left: never far
+//!   below one thread's (within 1.3× of it in the README's busy-neighbour run, where a pool
+//!   that waits at a barrier for every worker took 13–74× longer).
 //!
 //! The pool is built at the first op large enough to use it (no thread starts before), and again
 //! by each [`set_num_threads`] that changes the count; an op that is running keeps the pool it
