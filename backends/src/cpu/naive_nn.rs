@@ -205,7 +205,15 @@ fn compare(op: &'static str, x: &Tensor, y: &Tensor, how: Comparison) -> Result<
     with_element!(dtype, T => {
         let (xv, yv) = (x.host::<T>(op)?, y.host::<T>(op)?);
         let mut out = host_buffer::<bool>(op, x.numel())?;
-        zip_values(&xv, &yv, &mut out, |a, b| how.holds(a, b));
+        // One loop per comparison, so that the comparison is not chosen again per element.
+        match how {
+            Comparison::Eq => zip_values(&xv, &yv, &mut out, |a, b| Comparison::Eq.holds(a, b)),
+            Comparison::Ne => zip_values(&xv, &yv, &mut out, |a, b| Comparison::Ne.holds(a, b)),
+            Comparison::Lt => zip_values(&xv, &yv, &mut out, |a, b| Comparison::Lt.holds(a, b)),
+            Comparison::Le => zip_values(&xv, &yv, &mut out, |a, b| Comparison::Le.holds(a, b)),
+            Comparison::Gt => zip_values(&xv, &yv, &mut out, |a, b| Comparison::Gt.holds(a, b)),
+            Comparison::Ge => zip_values(&xv, &yv, &mut out, |a, b| Comparison::Ge.holds(a, b)),
+        }
         Tensor::from_host(out, &shape)
     })
 }
