@@ -119,6 +119,7 @@ impl OpHandle {
 
     /// Calls the op boxed for exactly `keys` (no thread-local sets): how a boxed kernel continues
     /// below its own key, e.g. `op.redispatch_boxed(keys.below(DispatchKey::Tracing), stack)`.
+    #[inline]
     pub fn redispatch_boxed(
         &self,
         keys: DispatchKeySet,

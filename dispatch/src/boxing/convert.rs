@@ -1,6 +1,6 @@
 //! Conversions between typed arguments and results and [`Value`]s.
 
-use super::value::Value;
+use super::value::{Plain, Value};
 pub use crate::error::TypeMismatch;
 
 /// Boxes a value: every argument and result type of a boxable op implements it.
@@ -275,9 +275,11 @@ macro_rules! owned_unbox {
         #[diagnostic::do_not_recommend]
         impl<'a> Unbox<'a> for $ty {
             type Holder = $ty;
+            #[inline]
             fn unbox(holder: &'a mut $ty) -> Self {
                 holder.clone()
             }
+            #[inline]
             fn boxed(&self) -> Value {
                 self.to_value()
             }
@@ -295,31 +297,56 @@ macro_rules! owned_unbox {
     )*};
 }
 
-leaf!(bool, "bool", |b| Value::Bool(*b), Value::Bool(b) => Ok(b));
 leaf!(String, "str", |s| Value::Str(s.clone()), Value::Str(s) => Ok(s));
-leaf!((), "None", |_u| Value::None, Value::None => Ok(()));
 
-/// Floats box as `Float(f64)`; an int is accepted where a float is expected, as in a Python call.
-macro_rules! float {
-    ($($ty:ty),*) => {$(
+/// `ToValue`, `FromValue` and owned `Unbox` for a type whose boxed form is a plain value
+/// (`Value::into_plain`): unboxing it calls no drop glue.
+macro_rules! plain {
+    ($ty:ty, $name:expr, |$v:ident| $to:expr, |$p:ident| $from:expr) => {
         #[diagnostic::do_not_recommend]
         impl ToValue for $ty {
+            #[inline]
             fn to_value(&self) -> Value {
-                Value::Float(f64::from(*self))
+                let $v = *self;
+                $to
             }
         }
         #[diagnostic::do_not_recommend]
         impl FromValue for $ty {
+            #[inline]
             fn from_value(value: Value) -> Result<Self, TypeMismatch> {
-                match value {
-                    // Narrowing to `f32` rounds, as `f32` arithmetic would.
-                    Value::Float(x) => Ok(x as $ty),
-                    Value::Int(i) => Ok(i as $ty),
-                    other => Err(TypeMismatch::new("float", &other)),
-                }
+                let found = match value.into_plain() {
+                    Ok($p) => match $from {
+                        Some(unboxed) => return unboxed,
+                        None => $p.value(),
+                    },
+                    Err(other) => other,
+                };
+                Err(TypeMismatch::new($name, &found))
             }
         }
         owned_unbox!($ty);
+    };
+}
+
+plain!(bool, "bool", |b| Value::Bool(b), |p| match p {
+    Plain::Bool(b) => Some(Ok(b)),
+    _ => None,
+});
+plain!((), "None", |_u| Value::None, |p| match p {
+    Plain::None => Some(Ok(())),
+    _ => None,
+});
+
+/// Floats box as `Float(f64)`; an int is accepted where a float is expected, as in a Python call.
+macro_rules! float {
+    ($($ty:ty),*) => {$(
+        plain!($ty, "float", |x| Value::Float(f64::from(x)), |p| match p {
+            // Narrowing to `f32` rounds, as `f32` arithmetic would.
+            Plain::Float(x) => Some(Ok(x as $ty)),
+            Plain::Int(i) => Some(Ok(i as $ty)),
+            _ => None,
+        });
     )*};
 }
 
@@ -328,25 +355,19 @@ float!(f32, f64);
 /// Integers box as `Int(i64)`; unboxing checks the range.
 macro_rules! int {
     ($($ty:ty),*) => {$(
-        #[diagnostic::do_not_recommend]
-        impl ToValue for $ty {
-            fn to_value(&self) -> Value {
-                // Every integer type up to 64 bits fits; `u64`/`usize` above `i64::MAX` (no real
-                // shape or index) saturates rather than wrapping into a negative number.
-                Value::Int(i64::try_from(*self).unwrap_or(i64::MAX))
+        // Every integer type up to 64 bits fits; `u64`/`usize` above `i64::MAX` (no real shape
+        // or index) saturates rather than wrapping into a negative number.
+        plain!(
+            $ty,
+            concat!("int (", stringify!($ty), ")"),
+            |n| Value::Int(i64::try_from(n).unwrap_or(i64::MAX)),
+            |p| match p {
+                Plain::Int(i) => Some(<$ty>::try_from(i).map_err(|_| {
+                    TypeMismatch::new(concat!("int in range of ", stringify!($ty)), &Value::Int(i))
+                })),
+                _ => None,
             }
-        }
-        #[diagnostic::do_not_recommend]
-        impl FromValue for $ty {
-            fn from_value(value: Value) -> Result<Self, TypeMismatch> {
-                match value {
-                    Value::Int(i) => <$ty>::try_from(i)
-                        .map_err(|_| TypeMismatch::new(concat!("int in range of ", stringify!($ty)), &Value::Int(i))),
-                    other => Err(TypeMismatch::new(concat!("int (", stringify!($ty), ")"), &other)),
-                }
-            }
-        }
-        owned_unbox!($ty);
+        );
     )*};
 }
 

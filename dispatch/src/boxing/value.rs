@@ -154,6 +154,24 @@ impl Value {
         }
     }
 
+    /// The value, if it is plain (`None`, `Bool`, `Int`, `Float`: nothing to drop), or the
+    /// value back. What the scalar conversions unbox through: taking a plain value apart calls
+    /// no drop glue (`Value`'s is recursive, through `List`, so it is never inlined and each
+    /// drop would be a call).
+    #[inline(always)]
+    pub(crate) fn into_plain(self) -> Result<Plain, Value> {
+        let plain = match self {
+            Value::None => Plain::None,
+            Value::Bool(b) => Plain::Bool(b),
+            Value::Int(i) => Plain::Int(i),
+            Value::Float(x) => Plain::Float(x),
+            other => return Err(other),
+        };
+        // `self` is plain: forgetting it leaks nothing.
+        std::mem::forget(self);
+        Ok(plain)
+    }
+
     /// Boxes a user type; `keys` is what it contributes to dispatch (its `DispatchArg` keys).
     pub fn custom<T: Any + Send + Sync + fmt::Debug>(value: T, keys: DispatchKeySet) -> Value {
         // (`Arc<T>` to `Arc<dyn CustomValue>`: the blanket impl below covers every such `T`.)
@@ -162,6 +180,27 @@ impl Value {
             type_name: std::any::type_name::<T>(),
             keys,
         })
+    }
+}
+
+/// A plain [`Value`]: one that holds nothing to drop ([`Value::into_plain`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Plain {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+}
+
+impl Plain {
+    /// The value again (for an error message).
+    pub(crate) fn value(self) -> Value {
+        match self {
+            Plain::None => Value::None,
+            Plain::Bool(b) => Value::Bool(b),
+            Plain::Int(i) => Value::Int(i),
+            Plain::Float(x) => Value::Float(x),
+        }
     }
 }
 

@@ -41,7 +41,33 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     /// Runs the op boxed for exactly `keys`: a boxed fallback directly, a typed kernel through
     /// the op's unboxing adapter. `ANNOUNCE`: a dispatch of its own, which the trace prints and
     /// nests (not so for [`OpTable::continue_boxed`]).
+    ///
+    /// Where the fast table has the slot (the base table is current and the dispatch trace is
+    /// off, so there is nothing to announce), it is read as the typed hot path reads it;
+    /// everything else goes out of line.
+    #[inline]
     fn run_boxed<const ANNOUNCE: bool>(
+        &'static self,
+        keys: DispatchKeySet,
+        arg_keys: DispatchKeySet,
+        stack: &mut Stack,
+    ) -> Result<(), DispatchError> {
+        if let Some(boxing) = self.boxing
+            && let Some((table, column, index)) = self.fast_slot(keys)
+            && let Some(kernel) = table.slots[column.index()][index]
+        {
+            return match table.part(column).boxed.get(index).copied().flatten() {
+                Some(fallback) => fallback(&OpHandle { op: self }, keys, stack),
+                None => (boxing.call_unboxed)(kernel, keys, stack),
+            };
+        }
+        self.run_boxed_cold::<ANNOUNCE>(keys, arg_keys, stack)
+    }
+
+    /// [`OpTable::run_boxed`] from the current table (building it on first use), with the trace
+    /// line and the errors.
+    #[inline(never)]
+    fn run_boxed_cold<const ANNOUNCE: bool>(
         &'static self,
         keys: DispatchKeySet,
         arg_keys: DispatchKeySet,

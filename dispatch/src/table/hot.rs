@@ -6,11 +6,11 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::dtype::DType;
+use crate::dtype::{DType, DTypeColumn};
 use crate::family::{paired_autograd_mask, paired_autograd_mask_one_family};
 use crate::key::DispatchKeySet;
 use crate::local::local_masks;
-use crate::table::{OpTable, highest_slot, key_bits};
+use crate::table::{OpTable, Table, highest_slot, key_bits};
 
 impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     /// The hot path of every op call: the kernel for a call whose arguments carry `arg_keys`, and
@@ -59,11 +59,29 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         self.fast_kernel(table, keys)
     }
 
+    /// The slot `keys` selects in the fast table (its column and key index), with the table:
+    /// what [`OpTable::probe_exact`] reads, for the boxed path, which also looks at the slot's
+    /// boxed fallback. `None` where `probe_exact` finds nothing.
+    #[inline(always)]
+    pub(super) fn fast_slot(
+        &'static self,
+        keys: DispatchKeySet,
+    ) -> Option<(&'static Table<F>, DTypeColumn, usize)> {
+        let table = self.base.get()?;
+        let column = self.column_of[(keys.bits() >> DType::KEY_SHIFT) as usize];
+        let masked =
+            key_bits(keys.bits()) & self.fast_masks[column.index()].load(Ordering::Relaxed);
+        if masked == 0 {
+            return None;
+        }
+        Some((table, column, highest_slot(masked)))
+    }
+
     /// `keys`' column, masked by its fast mask, highest key, one load. The column is a
     /// `DTypeColumn` (below `NUM_COLUMNS`) and the slot index below 32, so neither index is
     /// bounds-checked.
     #[inline(always)]
-    fn fast_kernel(&'static self, table: &super::Table<F>, keys: DispatchKeySet) -> Option<F> {
+    fn fast_kernel(&'static self, table: &Table<F>, keys: DispatchKeySet) -> Option<F> {
         let column = self.column_of[(keys.bits() >> DType::KEY_SHIFT) as usize].index();
         let masked = key_bits(keys.bits()) & self.fast_masks[column].load(Ordering::Relaxed);
         if masked == 0 {
