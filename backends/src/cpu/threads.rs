@@ -1,8 +1,8 @@
 //! The CPU backends' worker threads: how many, and how a kernel splits its work among them.
 //!
 //! Large CPU ops (elementwise ops, reductions, `matmul`) split their output into *parts* and run
-//! them on a [`rayon`] pool of [`num_threads`] threads; small ones run on the calling thread
-//! alone, where starting workers would cost more than it saves. The count is, in order of
+//! them on [`num_threads`] threads: the calling thread and a [`rayon`] pool of one fewer
+//! workers; small ones run on the calling thread alone, where starting workers would cost more than it saves. The count is, in order of
 //! precedence: the last [`set_num_threads`], the `SWITCHYARD_NUM_THREADS` environment variable
 //! (read once, at the first use), or the cores this process may use
 //! ([`std::thread::available_parallelism`]).
@@ -146,9 +146,11 @@ fn resolve_default(slot: &mut MutexGuard<'_, Option<Arc<rayon::ThreadPool>>>) ->
     threads
 }
 
+/// The pool for `threads` threads (at least 2): `threads - 1` workers, since the thread that
+/// calls an op works on it too (`run`).
 fn build_pool(threads: usize) -> Result<Arc<rayon::ThreadPool>, rayon::ThreadPoolBuildError> {
     rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
+        .num_threads(threads.saturating_sub(1).max(1))
         .thread_name(|i| format!("switchyard-cpu-{i}"))
         .build()
         .map(Arc::new)
@@ -229,7 +231,8 @@ pub(crate) fn for_each_part<T: Send>(
     let Some(pool) = pool() else {
         return f(0, out);
     };
-    let part = part_len(len, pool.current_num_threads(), grain);
+    // The workers and the calling thread.
+    let part = part_len(len, pool.current_num_threads() + 1, grain);
     let mut slots = Vec::new();
     if part >= len || slots.try_reserve_exact(len.div_ceil(part)).is_err() {
         return f(0, out);
@@ -396,6 +399,17 @@ mod tests {
         assert_eq!(part_len(100, 16, GRAIN), 16);
         // Huge lengths do not overflow.
         assert!(part_len(usize::MAX, 3, GRAIN).is_multiple_of(8));
+    }
+
+    #[test]
+    fn a_count_of_n_is_the_calling_thread_and_n_minus_1_workers() {
+        // The only test of this crate that sets the process-wide count.
+        set_num_threads(3).unwrap();
+        assert_eq!(num_threads(), 3);
+        assert_eq!(super::pool().map(|p| p.current_num_threads()), Some(2));
+        set_num_threads(1).unwrap();
+        assert!(super::pool().is_none());
+        reset_num_threads();
     }
 
     fn pool(threads: usize) -> rayon::ThreadPool {
