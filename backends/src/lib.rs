@@ -28,5 +28,7 @@
 pub mod cpu;
 pub mod testing;
 
+pub use cpu::threads::{num_threads, reset_num_threads, set_num_threads};
+
 #[cfg(feature = "wgpu")]
 pub mod wgpu;

@@ -64,6 +64,12 @@ fn broadcast_scalars_rows_and_blocks_equal_elementwise_values() {
         (tensor(&[3, 4, 5], 0.5), tensor(&[4, 1], 0.7)),    // stride 0 inside: element by element
         (tensor(&[2, 3, 1, 6], 0.8), tensor(&[1, 6], 0.9)), // extent-1 dimensions
         (tensor(&[0, 7], 0.1), tensor(&[7], 0.2)),          // empty
+        // Runs repeated into a longer pattern (256 elements or more): a scalar over 1000
+        // elements, a run of 3 (86 copies: 258), of 7 over a length no pattern divides, of 300.
+        (tensor(&[1000], 0.3), Tensor::scalar(-0.25)),
+        (tensor(&[333, 3], 0.4), tensor(&[3], 0.5)),
+        (tensor(&[101, 7], 0.6), tensor(&[7], 0.7)),
+        (tensor(&[4, 300], 0.8), tensor(&[300], 0.9)),
     ] {
         check(&x, &y);
         check(&y, &x);

@@ -50,10 +50,10 @@ mod isa {
 
     pub fn binary(op: &str) -> Vec<(&'static str, Binary)> {
         match op {
-            "add" => runnable!(Binary, |x, y|; add_avx2 => AVX2),
-            "sub" => runnable!(Binary, |x, y|; sub_avx2 => AVX2),
-            "mul" => runnable!(Binary, |x, y|; mul_avx2 => AVX2),
-            "div" => runnable!(Binary, |x, y|; div_avx2 => AVX2),
+            "add" => runnable!(Binary, |x, y|; add_avx2 => AVX2, add_avx512 => AVX512),
+            "sub" => runnable!(Binary, |x, y|; sub_avx2 => AVX2, sub_avx512 => AVX512),
+            "mul" => runnable!(Binary, |x, y|; mul_avx2 => AVX2, mul_avx512 => AVX512),
+            "div" => runnable!(Binary, |x, y|; div_avx2 => AVX2, div_avx512 => AVX512),
             // Not a `#[target_feature]` function: callable without `unsafe`.
             "matmul" if switchyard::cpu::detected().contains(AVX2) => {
                 vec![("matmul_avx2", matmul_avx2 as Binary)]
@@ -64,11 +64,11 @@ mod isa {
 
     pub fn unary(op: &str) -> Vec<(&'static str, Unary)> {
         match op {
-            "neg" => runnable!(Unary, |x|; neg_avx2 => AVX2),
-            "relu" => runnable!(Unary, |x|; relu_avx2 => AVX2),
+            "neg" => runnable!(Unary, |x|; neg_avx2 => AVX2, neg_avx512 => AVX512),
+            "relu" => runnable!(Unary, |x|; relu_avx2 => AVX2, relu_avx512 => AVX512),
             "exp" => runnable!(Unary, |x|; exp_avx2 => AVX2, exp_avx512 => AVX512),
-            "sum" => runnable!(Unary, |x|; sum_avx2 => AVX2),
-            "mean" => runnable!(Unary, |x|; mean_avx2 => AVX2),
+            "sum" => runnable!(Unary, |x|; sum_avx2 => AVX2, sum_avx512 => AVX512),
+            "mean" => runnable!(Unary, |x|; mean_avx2 => AVX2, mean_avx512 => AVX512),
             _ => Vec::new(),
         }
     }
@@ -76,10 +76,10 @@ mod isa {
     /// The variant dispatch should install for `op`, given the process's policy.
     pub fn expected(op: &str) -> Option<String> {
         let policy = CpuPolicy::current();
-        // AVX-512 only where it paid (see `simd::avx512`).
+        // Every op but `matmul` has an AVX-512 variant (see `simd::avx512`).
         let variants: &[(CpuFeatures, &str)] = match op {
-            "exp" => &[(AVX2, "avx2"), (AVX512, "avx512")],
-            _ => &[(AVX2, "avx2")],
+            "matmul" => &[(AVX2, "avx2")],
+            _ => &[(AVX2, "avx2"), (AVX512, "avx512")],
         };
         let needs: Vec<CpuFeatures> = variants.iter().map(|(f, _)| *f).collect();
         policy

@@ -1,12 +1,13 @@
 //! Dispatch from a thread-local destructor: after the thread's other thread-locals (the engine's
 //! among them) are destroyed, boxed and typed calls, `trace` and `profile` still work (or report
-//! a clear error); nothing aborts the process.
+//! a clear error); nothing aborts the process. Large CPU ops, which run on the worker threads,
+//! work there too.
 
 use std::cell::RefCell;
 use std::sync::mpsc;
 
 use switchyard::FromValue;
-use switchyard::ops::try_mul;
+use switchyard::ops::{try_mul, try_sum};
 use switchyard::{Stack, Tensor, Value, profile, trace};
 use switchyard_backends as _;
 
@@ -19,6 +20,15 @@ struct Report {
     traced_ops: Vec<&'static str>,
     profiled: Result<Vec<f32>, String>,
     profiled_mul_calls: u64,
+    /// A product and a sum of 300K elements: large enough for the worker threads.
+    large: Result<(f32, f32), String>,
+}
+
+fn large_ops() -> Result<(f32, f32), String> {
+    let x = Tensor::vector(&vec![2.0; 300_000]);
+    let product = try_mul(&x, &x).map_err(|e| e.to_string())?;
+    let total = try_sum(&product).map_err(|e| e.to_string())?;
+    Ok((product.to_vec::<f32>()[299_999], total.to_vec::<f32>()[0]))
 }
 
 fn product(x: &Tensor) -> Result<Vec<f32>, String> {
@@ -51,6 +61,7 @@ fn calls_in_teardown() -> Report {
         traced_ops: graph.op_names(),
         profiled,
         profiled_mul_calls: profile.row("mul").map_or(0, |row| row.calls),
+        large: large_ops(),
     }
 }
 
@@ -74,6 +85,7 @@ thread_local! {
 
 #[test]
 fn dispatch_from_a_thread_local_destructor_does_not_abort() {
+    switchyard_backends::set_num_threads(2).unwrap();
     let (sender, reports) = mpsc::channel();
     let first = sender.clone();
     std::thread::spawn(move || {
@@ -93,6 +105,7 @@ fn dispatch_from_a_thread_local_destructor_does_not_abort() {
         assert_eq!(report.typed, expected, "{report:?}");
         assert_eq!(report.traced, expected, "{report:?}");
         assert_eq!(report.profiled, expected, "{report:?}");
+        assert_eq!(report.large, Ok((4.0, 1_200_000.0)), "{report:?}");
         // Once this thread's mode state is destroyed, the modes run the closure unrecorded.
         assert!(
             matches!(report.traced_ops.as_slice(), ["mul"] | []),

@@ -3,3 +3,4 @@
 pub mod naive;
 pub mod naive_nn;
 pub mod simd;
+pub mod threads;

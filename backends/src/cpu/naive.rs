@@ -214,19 +214,41 @@ pub(crate) fn zip_values<A: Element, B: Element, O: Element>(
     if let (Some(xs), Some(ys)) = (xv.contiguous(), yv.contiguous()) {
         out.extend(xs.iter().zip(ys).map(|(&a, &b)| f(a, b)));
     } else if let (Some(xs), Some(run)) = (xv.contiguous(), yv.repeated_block()) {
-        // One shape: the contiguous side is whole runs (`chunks_exact` would drop a remainder).
+        // One shape: the contiguous side is whole runs (`chunks` ends on a whole run, since the
+        // pattern is whole runs too).
         debug_assert_eq!(xs.len() % run.len(), 0);
-        for part in xs.chunks_exact(run.len()) {
-            out.extend(part.iter().zip(run).map(|(&a, &b)| f(a, b)));
+        let pattern = long_pattern(run);
+        for part in xs.chunks(pattern.len()) {
+            out.extend(part.iter().zip(&*pattern).map(|(&a, &b)| f(a, b)));
         }
     } else if let (Some(run), Some(ys)) = (xv.repeated_block(), yv.contiguous()) {
         debug_assert_eq!(ys.len() % run.len(), 0);
-        for part in ys.chunks_exact(run.len()) {
-            out.extend(run.iter().zip(part).map(|(&a, &b)| f(a, b)));
+        let pattern = long_pattern(run);
+        for part in ys.chunks(pattern.len()) {
+            out.extend(pattern.iter().zip(part).map(|(&a, &b)| f(a, b)));
         }
     } else {
         out.extend(xv.iter().zip(yv.iter()).map(|(a, b)| f(a, b)));
     }
+}
+
+/// `run` repeated to at least 256 elements (whole copies), so that each pass of `zip_values`'s
+/// loop is long: a broadcast scalar's run is one element, which would make a call per element.
+/// `run` itself when it is long already, or when there is no room for the copy.
+fn long_pattern<T: Copy>(run: &[T]) -> std::borrow::Cow<'_, [T]> {
+    const LONG: usize = 256;
+    if run.is_empty() || run.len() >= LONG {
+        return std::borrow::Cow::Borrowed(run);
+    }
+    let copies = LONG.div_ceil(run.len());
+    let mut pattern = Vec::new();
+    if pattern.try_reserve_exact(copies * run.len()).is_err() {
+        return std::borrow::Cow::Borrowed(run);
+    }
+    for _ in 0..copies {
+        pattern.extend_from_slice(run);
+    }
+    std::borrow::Cow::Owned(pattern)
 }
 
 macro_rules! binary_kernel {

@@ -60,7 +60,8 @@
 //! | `exp` | [`Tolerance::Ulps`]`(1)` | the SIMD backend's promise (computed in `f64`, rounded once; the oracle calls the C library) |
 //! | `log`, `tanh`, `sigmoid`, `randn` | [`Tolerance::Ulps`]`(1)` | two results each within half an ulp (the oracle calls the C library or computes in `f64`) |
 //! | `sqrt`, comparisons, `where`, `max_dim`, `argmax`, `arange`, `rand` | [`Tolerance::Exact`] | one IEEE operation, a selection, or integer arithmetic per element |
-//! | `sum`, `mean`, `sum_dim`, `mean_dim` | [`Tolerance::Accumulated`] `{ ulps: 1, epsilon: 2⁻⁵² }` with scale `n·Σ\|xᵢ\|` (`sum`), `Σ\|xᵢ\|` (`mean`), over the `n` elements each result element reduces | accumulated in `f64` like the oracle, in another order, rounded once |
+//! | `sum`, `mean` | [`Tolerance::Accumulated`] `{ ulps: 1, epsilon: ε(dtype) }` with scale `n·Σ\|xᵢ\|` (`sum`), `Σ\|xᵢ\|` (`mean`) | accumulated in the dtype or wider (the SIMD backend: `f32` lanes within blocks of 1024, blocks in `f64`), in another order, rounded once |
+//! | `sum_dim`, `mean_dim` | [`Tolerance::Accumulated`] `{ ulps: 1, epsilon: 2⁻⁵² }` with scale `n·Σ\|xᵢ\|` (`sum_dim`), `Σ\|xᵢ\|` (`mean_dim`), over the `n` elements each result element reduces | accumulated in `f64` like the oracle, in another order, rounded once |
 //! | `matmul` | [`Tolerance::Accumulated`] `{ ulps: 0, epsilon: ε(dtype) }` with scale `k·Σₚ\|aᵢₚ·bₚⱼ\|` | products summed in any order, in the result dtype or wider |
 //! | `softmax` | [`Tolerance::Ulps`]`(4)` | a composite: `exp`, a sum in another order, a division |
 //! | `log_softmax`, `cross_entropy` | [`Tolerance::Accumulated`] `{ ulps: 2, epsilon: 4·ε(dtype) }` with scale `1 + \|xᵢ − m\| + \|ln Σ exp(x − m)\|` (`cross_entropy`: its mean over the targets' elements) | composites whose last step subtracts terms that may cancel |

@@ -1,9 +1,9 @@
-//! x86_64 AVX2 + FMA kernels: 8 `f32` lanes (4 `f64` lanes inside `exp` and the reductions).
+//! x86_64 AVX2 + FMA kernels: 8 `f32` lanes (4 `f64` lanes inside `exp`).
 //!
 //! This file holds the lane helpers; `template::simd_kernels!` at the end makes them kernels,
 //! each a `#[target_feature(enable = "avx2,fma")]` function registered with `cpu = "avx2,fma"`:
 //! dispatch installs it only on CPUs where both were detected. `unsafe` is used only for the
-//! load and store intrinsics (in `load`, `store`, and the spill of the reductions' sums).
+//! load and store intrinsics (in `load`, `store` and `lane_sums`'s spill).
 
 #![allow(unsafe_code)] // the load/store intrinsics below, and the macro's target-feature entries
 
@@ -12,22 +12,21 @@ use std::arch::x86_64::*;
 use switchyard::{Result, Tensor, kernel};
 
 use super::exp_f64::{HI, LN2_HI, LN2_LO, LO, LOG2E, TAYLOR};
-use super::template::{BLOCK, simd_kernels};
+use super::template::{SUM_BLOCK, SUM_LANES, simd_kernels};
 
 /// `f32` lanes of one vector.
 pub const LANES: usize = 8;
 
-// `avx` rather than `avx2,fma`: the AVX-512 `exp` loads and stores with these too.
 #[inline]
 #[target_feature(enable = "avx")]
-pub(super) fn load(chunk: &[f32; LANES]) -> __m256 {
+fn load(chunk: &[f32; LANES]) -> __m256 {
     // SAFETY: `chunk` is 8 readable `f32`; `loadu` has no alignment requirement.
     unsafe { _mm256_loadu_ps(chunk.as_ptr()) }
 }
 
 #[inline]
 #[target_feature(enable = "avx")]
-pub(super) fn store(value: __m256) -> [f32; LANES] {
+fn store(value: __m256) -> [f32; LANES] {
     let mut lanes = [0.0; LANES];
     // SAFETY: `lanes` is 8 writable `f32`; `storeu` has no alignment requirement.
     unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), value) };
@@ -117,33 +116,35 @@ fn exp(x: __m256) -> __m256 {
     _mm256_set_m128(high, low)
 }
 
-/// The sum of `xs` in `f64`: 4 vectors of 4 `f64` partial sums each, so that additions overlap.
+/// The `f64` lane sums of a superblock's runs: within each block of [`SUM_BLOCK`] elements,
+/// `f32` accumulator `j` (lane `j % 8` of vector `j / 8`) adds element `j` of each run, four
+/// additions overlapping; then each accumulator goes to `f64` and onto lane `j`'s sum.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn total(xs: &[f32]) -> f64 {
+fn lane_sums(runs: &[[f32; SUM_LANES]]) -> [f64; SUM_LANES] {
     // `-0.0` is the identity of `+` (`-0.0 + 0.0 = 0.0`): the sum of `[-0.0]` stays `-0.0`.
-    let sums = [_mm256_set1_pd(-0.0); BLOCK / 4];
-    super::template::total(
-        xs,
-        sums,
-        |sums, block| {
-            // Vector `i` of the block: its low half to `sums[2i]`, its high half to `sums[2i + 1]`.
-            for (i, v) in block.as_chunks::<LANES>().0.iter().enumerate() {
-                let v = load(v);
-                let (low, high) = (_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
-                sums[2 * i] = _mm256_add_pd(sums[2 * i], _mm256_cvtps_pd(low));
-                sums[2 * i + 1] = _mm256_add_pd(sums[2 * i + 1], _mm256_cvtps_pd(high));
+    let mut wide = [_mm256_set1_pd(-0.0); SUM_LANES / 4];
+    for block in runs.chunks(SUM_BLOCK / SUM_LANES) {
+        let mut sums = [_mm256_set1_ps(-0.0); SUM_LANES / LANES];
+        for run in block {
+            for (sum, v) in sums.iter_mut().zip(run.as_chunks::<LANES>().0) {
+                *sum = _mm256_add_ps(*sum, load(v));
             }
-        },
-        |sums| {
-            let mut partials = [-0.0; BLOCK];
-            for (lanes, v) in partials.as_chunks_mut::<4>().0.iter_mut().zip(sums) {
-                // SAFETY: `lanes` is 4 writable `f64`; `storeu` has no alignment requirement.
-                unsafe { _mm256_storeu_pd(lanes.as_mut_ptr(), v) }
-            }
-            partials
-        },
-    )
+        }
+        // Vector `i` holds lanes `8i..8i + 8`: its low half onto `wide[2i]`, its high onto
+        // `wide[2i + 1]`.
+        for (i, sum) in sums.into_iter().enumerate() {
+            let (low, high) = (_mm256_castps256_ps128(sum), _mm256_extractf128_ps::<1>(sum));
+            wide[2 * i] = _mm256_add_pd(wide[2 * i], _mm256_cvtps_pd(low));
+            wide[2 * i + 1] = _mm256_add_pd(wide[2 * i + 1], _mm256_cvtps_pd(high));
+        }
+    }
+    let mut lanes = [0.0; SUM_LANES];
+    for (chunk, sum) in lanes.as_chunks_mut::<4>().0.iter_mut().zip(wide) {
+        // SAFETY: `chunk` is 4 writable `f64`; `storeu` has no alignment requirement.
+        unsafe { _mm256_storeu_pd(chunk.as_mut_ptr(), sum) };
+    }
+    lanes
 }
 
 // One kernel per line, so that each registration's `file:line` in dumps is its own.

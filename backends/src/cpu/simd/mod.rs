@@ -11,26 +11,39 @@
 //!
 //! | op | x86_64 AVX2+FMA | x86_64 AVX-512F | aarch64 NEON |
 //! |---|---|---|---|
-//! | `add` `sub` `mul` `div` `neg` `relu` | 8 lanes | — (measured slower) | 4 lanes |
+//! | `add` `sub` `mul` `div` `neg` `relu` | 8 lanes | 16 lanes | 4 lanes |
 //! | `exp` | 4 `f64` lanes | 8 `f64` lanes (≈2× AVX2) | 2 `f64` lanes |
-//! | `sum` `mean` | 16 `f64` accumulators | — (measured slower) | 16 `f64` accumulators |
+//! | `sum` `mean` | 32 `f32` accumulators (4 vectors) | 32 (2 vectors) | 32 (8 vectors) |
 //! | `matmul` | `matrixmultiply` (its AVX2+FMA kernel) | — | `matrixmultiply` (NEON) |
 //! | `full` | — | — | — |
 //!
-//! On an AVX-512 CPU the ops without an AVX-512 variant run their AVX2 one: variants are chosen
-//! per op.
+//! On an AVX-512 CPU `matmul` runs its AVX2 variant: variants are chosen per op.
 //!
-//! What the variants promise, relative to the naive backend (tested in `tests/tests/simd_*.rs`):
+//! Large calls run on the CPU backends' worker threads ([`crate::cpu::threads`]): elementwise
+//! ops from 64K elements, `sum`/`mean` from 128K, `matmul` from 2²¹ multiply-adds (a 128³
+//! product). The results are the same bits at every thread count.
+//!
+//! What the variants promise, relative to the naive backend (tested in `tests/tests/simd_*.rs`,
+//! `tests/tests/cpu_threads.rs`):
 //! - **Elementwise** `add` `sub` `mul` `div` `neg` `relu` are exactly equal: the same IEEE
 //!   operation per element (NaN-aware: a NaN result is a NaN, whatever its payload).
 //! - **`exp`** is computed in `f64` (range reduction, a degree-12 polynomial, exact scaling, one
 //!   rounding to `f32`), so it is correctly rounded except in rare near-ties: within **1 ulp** of
 //!   the C library's `expf`, which the naive backend calls and which is itself not correctly
 //!   rounded in every case. Special values (NaN, ±inf, −0.0, overflow, subnormal results) match.
-//! - **`sum` and `mean`** accumulate in `f64`, like the naive backend, but in many independent
-//!   accumulators (a different order): within **1 ulp of the result plus `n`·2⁻⁵²·Σ|xᵢ|**, which
-//!   in practice is the same `f32` except when the true sum sits on a rounding boundary.
+//! - **`sum` and `mean`** cut the input into blocks of 1024 elements. Within a block, 32 `f32`
+//!   accumulators each add every 32nd element (at most 32 each); each then goes to `f64`, onto
+//!   its lane's sum, and the 32 lane sums of each superblock of 64K elements add up in a fixed
+//!   tree; the superblocks' sums add up in `f64` in order. So the result is within **1 ulp of
+//!   the result plus 2⁻¹⁹·Σ|xᵢ|** of the exact sum (each accumulator errs by at most `31·2⁻²⁴`
+//!   of its terms' magnitudes; the `f64` part adds `n·2⁻⁵³·Σ|xᵢ|`, negligible below 2⁴⁰
+//!   elements), independent of `n`: a plain `f32` loop errs by up to `n/lanes·2⁻²⁴·Σ|xᵢ|`. A
+//!   superblock whose `f32` accumulators overflow where `f64` would not (or that holds an
+//!   infinity or NaN) is summed again in `f64`. Blocks, superblocks and the order are fixed by
+//!   `n` alone: every ISA and every thread count give the same bits. (The naive backend
+//!   accumulates in `f64` throughout: within half an ulp but for `n·2⁻⁵³·Σ|xᵢ|`.)
 //! - **`matmul`** uses FMA and another summation order: within `k`·2⁻²³·Σ|aᵢₚ·bₚⱼ| per element.
+//!   Threads take bands of whole rows, each computed as on one thread: the same bits.
 //! - **`full`** has no SIMD kernel: a fill is a `memset`-like loop the compiler already
 //!   vectorises, so `CpuSimd` falls through to the naive kernel.
 

@@ -1,4 +1,4 @@
-//! aarch64 NEON kernels: 4 `f32` lanes (2 `f64` lanes inside `exp` and the reductions).
+//! aarch64 NEON kernels: 4 `f32` lanes (2 `f64` lanes inside `exp`).
 //!
 //! This file holds the lane helpers; `template::simd_kernels!` at the end makes them kernels,
 //! registered with `cpu = "neon"` (`SWITCHYARD_CPU_CAPABILITY=default` leaves them unreachable).
@@ -11,7 +11,7 @@ use std::arch::aarch64::*;
 use switchyard::{Result, Tensor, kernel};
 
 use super::exp_f64::{HI, LN2_HI, LN2_LO, LO, LOG2E, TAYLOR};
-use super::template::{BLOCK, simd_kernels};
+use super::template::{SUM_BLOCK, SUM_LANES, simd_kernels};
 
 /// `f32` lanes of one vector.
 pub const LANES: usize = 4;
@@ -99,31 +99,33 @@ fn exp(x: float32x4_t) -> float32x4_t {
     vcombine_f32(exp2(vget_low_f32(x)), exp2(vget_high_f32(x)))
 }
 
-/// The sum of `xs` in `f64`: 8 vectors of 2 `f64` partial sums each, so that additions overlap.
+/// The `f64` lane sums of a superblock's runs: within each block of [`SUM_BLOCK`] elements,
+/// `f32` accumulator `j` (lane `j % 4` of vector `j / 4`) adds element `j` of each run, eight
+/// additions overlapping; then each accumulator goes to `f64` and onto lane `j`'s sum.
 #[inline]
 #[target_feature(enable = "neon")]
-fn total(xs: &[f32]) -> f64 {
+fn lane_sums(runs: &[[f32; SUM_LANES]]) -> [f64; SUM_LANES] {
     // `-0.0` is the identity of `+` (`-0.0 + 0.0 = 0.0`): the sum of `[-0.0]` stays `-0.0`.
-    let sums = [vdupq_n_f64(-0.0); BLOCK / 2];
-    super::template::total(
-        xs,
-        sums,
-        |sums, block| {
-            // Vector `i` of the block: its low half to `sums[2i]`, its high half to `sums[2i + 1]`.
-            for (i, v) in block.as_chunks::<LANES>().0.iter().enumerate() {
-                let v = load(v);
-                sums[2 * i] = vaddq_f64(sums[2 * i], vcvt_f64_f32(vget_low_f32(v)));
-                sums[2 * i + 1] = vaddq_f64(sums[2 * i + 1], vcvt_high_f64_f32(v));
+    let mut wide = [vdupq_n_f64(-0.0); SUM_LANES / 2];
+    for block in runs.chunks(SUM_BLOCK / SUM_LANES) {
+        let mut sums = [vdupq_n_f32(-0.0); SUM_LANES / LANES];
+        for run in block {
+            for (sum, v) in sums.iter_mut().zip(run.as_chunks::<LANES>().0) {
+                *sum = vaddq_f32(*sum, load(v));
             }
-        },
-        |sums| {
-            let mut partials = [-0.0; BLOCK];
-            for (lanes, v) in partials.as_chunks_mut::<2>().0.iter_mut().zip(sums) {
-                *lanes = [vgetq_lane_f64::<0>(v), vgetq_lane_f64::<1>(v)];
-            }
-            partials
-        },
-    )
+        }
+        // Vector `i` holds lanes `4i..4i + 4`: its low half onto `wide[2i]`, its high onto
+        // `wide[2i + 1]`.
+        for (i, sum) in sums.into_iter().enumerate() {
+            wide[2 * i] = vaddq_f64(wide[2 * i], vcvt_f64_f32(vget_low_f32(sum)));
+            wide[2 * i + 1] = vaddq_f64(wide[2 * i + 1], vcvt_high_f64_f32(sum));
+        }
+    }
+    let mut lanes = [0.0; SUM_LANES];
+    for (chunk, sum) in lanes.as_chunks_mut::<2>().0.iter_mut().zip(wide) {
+        *chunk = [vgetq_lane_f64::<0>(sum), vgetq_lane_f64::<1>(sum)];
+    }
+    lanes
 }
 
 // One kernel per line, so that each registration's `file:line` in dumps is its own.

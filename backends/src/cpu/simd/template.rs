@@ -2,47 +2,100 @@
 //!
 //! An ISA file holds only what differs between instruction sets, its *lane helpers*: `load` and
 //! `store` (an `[f32; LANES]` to a vector and back), one function per elementwise op over whole
-//! vectors (`add(a, b)`, `sub`, `mul`, `div`, `neg(a)`, `relu`, `exp`) and `total(xs)`, the
-//! `f64` sum of a slice (through [`total`]). [`simd_kernels!`] writes the kernels themselves:
+//! vectors (`add(a, b)`, `sub`, `mul`, `div`, `neg(a)`, `relu`, `exp`) and `lane_sums(runs)`, the
+//! [`SUM_LANES`] `f64` lane sums of a superblock (each block's `f32` accumulators, in `f64`). [`simd_kernels!`] writes the kernels themselves:
 //! each a `#[kernel(…, cpu = …)]` `#[target_feature]` function whose body is one of the drivers
 //! below applied to the helpers.
 //!
 //! The drivers are `#[inline(always)]` and have no target features of their own: a kernel hands
 //! them its helpers inside closures, and a closure has the target features of the function it is
-//! written in. So the driver, the closure and the helpers all inline into the kernel, and the
-//! loop is compiled with the kernel's features, as a hand-written one would be.
+//! written in. The loops therefore live in closures written in the kernel (`|xs, out|
+//! map_part(xs, out, …)`): the part drivers and the helpers inline into them, so each loop is
+//! compiled with the kernel's features, as a hand-written one would be, and the closure is what
+//! the worker threads run on their parts (`cpu::threads`).
 
-use switchyard::{DType, Result, Tensor};
+use std::mem::MaybeUninit;
 
-/// Elements per step of the reductions, and their `f64` partial sums: partial `p` adds up the
-/// elements whose index is `p` modulo `BLOCK`, in order, whatever the instruction set.
-pub(crate) const BLOCK: usize = 16;
+use switchyard::{DType, DispatchError, Result, Tensor};
 
-/// `f` of each `N` elements of `x`: a one-operand elementwise kernel. The last `len % N`
-/// elements take `scalar`, the op's scalar twin, where it has one (an op whose vector result
-/// differs from its scalar one, `exp`, passes `None` and takes `f` on a zero-padded vector).
-/// A non-contiguous operand takes `naive`, the op's naive kernel. (Other dtypes never arrive
+use crate::cpu::threads::{self, Grain};
+
+/// Partial sums of the reductions: the `f32` accumulator `j` of a block adds up the block's
+/// elements whose index is `j` modulo `SUM_LANES`, in order, whatever the instruction set (an
+/// AVX2 kernel holds them in 4 vectors, an AVX-512 one in 2, a NEON one in 8), so every ISA gives
+/// the same bits.
+pub(crate) const SUM_LANES: usize = 32;
+
+/// Elements per block of the reductions: each `f32` accumulator adds at most
+/// `SUM_BLOCK / SUM_LANES = 32` elements; then the block's 32 sums go to `f64`, each added to
+/// its lane's `f64` sum.
+pub(crate) const SUM_BLOCK: usize = 1024;
+
+/// Elements per superblock: the 32 `f64` lane sums run over its blocks, then add up in a fixed
+/// tree into the superblock's sum; superblocks' sums add up in order. Fixed by the input's
+/// length alone (not by the thread count, which splits whole superblocks): results do not
+/// depend on the threads.
+pub(crate) const SUM_SUPERBLOCK: usize = 64 * SUM_BLOCK;
+
+/// How elementwise kernels split across threads: from 64K elements (below, waking workers costs
+/// more than it saves), in parts of whole 64-element runs (256 bytes: a part starts on a cache
+/// line and on a vector of every ISA) of at least 16K elements.
+const ELEMENTWISE: Grain = Grain {
+    parallel_from: 1 << 16,
+    multiple: 64,
+    min_part: 1 << 14,
+    parts_per_thread: 4,
+};
+
+/// How reductions split, counted in superblocks of [`SUM_SUPERBLOCK`]: from 2 (128K elements),
+/// one or more a part.
+const REDUCTION: Grain = Grain {
+    parallel_from: 2,
+    multiple: 1,
+    min_part: 1,
+    parts_per_thread: 4,
+};
+
+/// A one-operand elementwise kernel: `part(xs, out)` writes `out` from `xs` (two slices of one
+/// length, a part of the input and the matching part of the output) and returns whether it
+/// wrote every element; the kernel's closure calls [`map_part`] with its lane helpers. A
+/// non-contiguous operand takes `naive`, the op's naive kernel. (Other dtypes never arrive
 /// through dispatch: the kernels declare `dtypes = "f32"`, so the op's table sends them to the
 /// naive backend. The check stays, for direct calls.)
 #[inline(always)]
-pub(crate) fn map<const N: usize>(
+pub(crate) fn map(
     op: &'static str,
     x: &Tensor,
     naive: fn(&Tensor) -> Result<Tensor>,
-    f: impl Fn(&[f32; N]) -> [f32; N],
-    scalar: Option<fn(f32) -> f32>,
+    part: impl Fn(&[f32], &mut [MaybeUninit<f32>]) -> bool + Sync,
 ) -> Result<Tensor> {
     let Some(view) = contiguous_f32(op, x)? else {
         return naive(x);
     };
     let xs = view.contiguous().unwrap_or_default();
+    let out = fill(op, xs.len(), |start, out| {
+        part(&xs[start..start + out.len()], out)
+    })?;
+    Tensor::from_host(out, x.shape())
+}
+
+/// `f` of each `N` elements of `xs` into `out` (of `xs`'s length). The last `len % N` elements
+/// take `scalar`, the op's scalar twin, where it has one (an op whose vector result differs
+/// from its scalar one, `exp`, passes `None` and takes `f` on a zero-padded vector). Returns
+/// whether every element of `out` was written.
+#[inline(always)]
+pub(crate) fn map_part<const N: usize>(
+    xs: &[f32],
+    out: &mut [MaybeUninit<f32>],
+    f: impl Fn(&[f32; N]) -> [f32; N],
+    scalar: Option<fn(f32) -> f32>,
+) -> bool {
     let (chunks, tail) = xs.as_chunks::<N>();
     let chunks = chunks.iter().map(&f);
-    let out = match scalar {
-        Some(scalar) => collect(op, xs.len(), chunks, || tail.iter().map(|&a| scalar(a))),
-        None => collect(op, xs.len(), chunks, || f(&padded(tail))),
-    }?;
-    Tensor::from_host(out, x.shape())
+    match scalar {
+        Some(scalar) => write_part(out, chunks, || tail.iter().map(|&a| scalar(a))),
+        None => write_part(out, chunks, || f(&padded(tail))),
+    }
 }
 
 /// The elements of a contiguous `f32` tensor, or `None` (the slow path's inputs).
@@ -57,17 +110,15 @@ pub(crate) fn contiguous_f32<'t>(
     x.host::<f32>(op).map(Some)
 }
 
-/// `f` of each `N` elements of `x` and the same `N` of `y`: a two-operand elementwise kernel.
-/// The last `len % N` elements take `scalar`, the naive kernel's arithmetic for the op (the same
-/// IEEE operation), so a short tensor is never copied into a padded vector.
+/// A two-operand elementwise kernel: `part(xs, ys, out)` writes `out` from the matching parts of
+/// `x` and `y` (the kernel's closure calls [`zip_part`]).
 #[inline(always)]
-pub(crate) fn zip<const N: usize>(
+pub(crate) fn zip(
     op: &'static str,
     x: &Tensor,
     y: &Tensor,
     naive: fn(&Tensor, &Tensor) -> Result<Tensor>,
-    f: impl Fn(&[f32; N], &[f32; N]) -> [f32; N],
-    scalar: fn(f32, f32) -> f32,
+    part: impl Fn(&[f32], &[f32], &mut [MaybeUninit<f32>]) -> bool + Sync,
 ) -> Result<Tensor> {
     // The fast path: two contiguous `f32` operands of one shape, so of one length (a tensor
     // holds exactly its shape's element count): the chunks of `x` and `y` pair up to the last.
@@ -85,26 +136,69 @@ pub(crate) fn zip<const N: usize>(
         xv.contiguous().unwrap_or_default(),
         yv.contiguous().unwrap_or_default(),
     );
-    let ((xc, xt), (yc, yt)) = (xs.as_chunks::<N>(), ys.as_chunks::<N>());
-    let chunks = xc.iter().zip(yc).map(|(a, b)| f(a, b));
-    let tail = || xt.iter().zip(yt).map(|(&a, &b)| scalar(a, b));
-    let out = collect(op, xs.len(), chunks, tail)?;
+    let out = fill(op, xs.len(), |start, out| {
+        let range = start..start + out.len();
+        part(&xs[range.clone()], &ys[range], out)
+    })?;
     Tensor::from_host(out, x.shape())
 }
 
-/// A new buffer of `len` elements, `N` from each of `chunks` and the last `len % N` from
-/// `tail()`; it is never zero-filled first. (Were `chunks` or `tail()` short, the buffer would
-/// stop where they do, and the tensor made of it would fail its shape check.)
+/// `f` of each `N` elements of `xs` and the same `N` of `ys` into `out` (all three of one
+/// length). The last `len % N` elements take `scalar`, the naive kernel's arithmetic for the op
+/// (the same IEEE operation), so a short tensor is never copied into a padded vector.
+#[inline(always)]
+pub(crate) fn zip_part<const N: usize>(
+    xs: &[f32],
+    ys: &[f32],
+    out: &mut [MaybeUninit<f32>],
+    f: impl Fn(&[f32; N], &[f32; N]) -> [f32; N],
+    scalar: fn(f32, f32) -> f32,
+) -> bool {
+    let ((xc, xt), (yc, yt)) = (xs.as_chunks::<N>(), ys.as_chunks::<N>());
+    let chunks = xc.iter().zip(yc).map(|(a, b)| f(a, b));
+    write_part(out, chunks, || {
+        xt.iter().zip(yt).map(|(&a, &b)| scalar(a, b))
+    })
+}
+
+/// A new buffer of `len` elements, every one written by `part(start, out)` for the part
+/// `out = buffer[start..start + out.len()]`; the parts run on the worker threads when `len` is
+/// large (`threads`). The buffer is never zero-filled first.
 #[allow(unsafe_code)] // the `set_len` of the output, over the elements written
 #[inline(always)]
-fn collect<const N: usize, T: IntoIterator<Item = f32>>(
+fn fill(
     op: &'static str,
     len: usize,
-    chunks: impl Iterator<Item = [f32; N]>,
-    tail: impl FnOnce() -> T,
+    part: impl Fn(usize, &mut [MaybeUninit<f32>]) -> bool + Sync,
 ) -> Result<switchyard::HostVec<f32>> {
     let mut out = switchyard::host_buffer::<f32>(op, len)?;
-    let (full, rest) = out.spare()[..len].as_chunks_mut::<N>();
+    let all_written = threads::for_each_part(&mut out.spare()[..len], ELEMENTWISE, part);
+    if !all_written {
+        // A part's iterators ended early: a defect of this module, reported, never exposed.
+        return Err(DispatchError::kernel(
+            op,
+            "a CPU SIMD kernel left part of its output unwritten (a defect: please report it)",
+        ));
+    }
+    // SAFETY: `for_each_part` called `part` on parts that together cover `spare()[..len]` (each
+    // element in exactly one), and each call returned `true`, which `write_part` returns only
+    // when it wrote every element of its part. So the first `len` elements are initialised, and
+    // `len <= capacity` (`host_buffer`'s promise; the `[..len]` above checked it).
+    unsafe { out.set_len(len) };
+    Ok(out)
+}
+
+/// Writes `out`: `N` elements from each of `chunks`, then the last `out.len() % N` from
+/// `tail()`. Returns whether every element was written (`false` if `chunks` or `tail()` ran
+/// short).
+#[inline(always)]
+fn write_part<const N: usize, T: IntoIterator<Item = f32>>(
+    out: &mut [MaybeUninit<f32>],
+    chunks: impl Iterator<Item = [f32; N]>,
+    tail: impl FnOnce() -> T,
+) -> bool {
+    let len = out.len();
+    let (full, rest) = out.as_chunks_mut::<N>();
     let mut written = 0;
     for (slots, values) in full.iter_mut().zip(chunks) {
         for (slot, value) in slots.iter_mut().zip(values) {
@@ -118,12 +212,7 @@ fn collect<const N: usize, T: IntoIterator<Item = f32>>(
             written += 1;
         }
     }
-    // SAFETY: the first `written` elements are initialised: the loops above wrote each chunk of
-    // `full` they counted, in order from the start, then (only right after all of `full`) each
-    // slot of `rest` they counted, in order. `written <= len <= capacity` (`host_buffer`'s
-    // promise; the `[..len]` above checked it).
-    unsafe { out.set_len(written) };
-    Ok(out)
+    written == len
 }
 
 /// The last `len % N` elements, zero-padded to one vector.
@@ -134,38 +223,64 @@ fn padded<const N: usize>(tail: &[f32]) -> [f32; N] {
     lanes
 }
 
-/// The sum of `xs` in `f64`: `add` adds each block of [`BLOCK`] elements to the partial sums
-/// `sums` (held in vectors, so that additions overlap), `spill` gives them back as `f64`s, and
-/// [`finish_sum`] adds them up with the last `len % BLOCK` elements.
+/// The sum of `xs`, from `superblock_sum` of each superblock of [`SUM_SUPERBLOCK`] elements
+/// (the last may be shorter), added up in `f64` in order. Large inputs run their superblocks on
+/// the worker threads and add their sums in the same order afterwards: the same bits either way.
 #[inline(always)]
-pub(crate) fn total<S>(
-    xs: &[f32],
-    mut sums: S,
-    add: impl Fn(&mut S, &[f32; BLOCK]),
-    spill: impl FnOnce(S) -> [f64; BLOCK],
-) -> f64 {
-    let (blocks, tail) = xs.as_chunks::<BLOCK>();
-    for block in blocks {
-        add(&mut sums, block);
+pub(crate) fn sum_blocks(xs: &[f32], superblock_sum: impl Fn(&[f32]) -> f64 + Sync) -> f64 {
+    let superblocks = xs.len().div_ceil(SUM_SUPERBLOCK);
+    let in_order = |sums: &mut dyn Iterator<Item = f64>| {
+        // `-0.0` is the identity of `+` (`-0.0 + 0.0 = 0.0`): the sum of `[-0.0]` stays `-0.0`.
+        sums.fold(-0.0, |total, sum| total + sum)
+    };
+    if superblocks < REDUCTION.parallel_from || threads::num_threads() == 1 {
+        return in_order(&mut xs.chunks(SUM_SUPERBLOCK).map(&superblock_sum));
     }
-    finish_sum(&mut spill(sums), tail)
+    let mut sums = Vec::new();
+    if sums.try_reserve_exact(superblocks).is_err() {
+        // No room for the superblocks' sums: one thread, no list.
+        return in_order(&mut xs.chunks(SUM_SUPERBLOCK).map(&superblock_sum));
+    }
+    sums.resize(superblocks, 0.0f64);
+    threads::for_each_part(&mut sums, REDUCTION, |start, part| {
+        let chunks = xs.chunks(SUM_SUPERBLOCK).skip(start);
+        for (sum, superblock) in part.iter_mut().zip(chunks) {
+            *sum = superblock_sum(superblock);
+        }
+        true
+    });
+    in_order(&mut sums.into_iter())
 }
 
-/// Adds up per-lane `f64` partial sums in a fixed (pairwise) order, then the scalar tail.
-fn finish_sum(partials: &mut [f64], tail: &[f32]) -> f64 {
-    let mut width = partials.len();
-    while width > 1 {
-        let half = width / 2;
-        for i in 0..half {
-            partials[i] += partials[i + half];
+/// The sum of one superblock (at most [`SUM_SUPERBLOCK`] elements): `lane_sums` gives the `f64`
+/// sums of its whole runs of [`SUM_LANES`] per lane (each block's `f32` accumulators, added
+/// block after block); they add up in a fixed tree, then the last `len % SUM_LANES` elements in
+/// order.
+#[inline(always)]
+pub(crate) fn superblock_sum(
+    xs: &[f32],
+    lane_sums: impl FnOnce(&[[f32; SUM_LANES]]) -> [f64; SUM_LANES],
+) -> f64 {
+    let (runs, tail) = xs.as_chunks::<SUM_LANES>();
+    let mut partials = lane_sums(runs);
+    // Halve the width each step: lane `i` adds lane `i + width`. Straight-line, so the compiler
+    // turns each step into a few vector additions of the kernel's ISA.
+    let mut width = SUM_LANES / 2;
+    while width > 0 {
+        for i in 0..width {
+            partials[i] += partials[i + width];
         }
-        if width % 2 == 1 {
-            partials[0] += partials[width - 1];
-        }
-        width = half;
+        width /= 2;
     }
-    let head = partials.first().copied().unwrap_or(-0.0);
-    tail.iter().fold(head, |acc, &x| acc + f64::from(x))
+    let sum = tail.iter().fold(partials[0], |acc, &x| acc + f64::from(x));
+    if sum.is_finite() {
+        sum
+    } else {
+        // An infinity or NaN in the input, or an `f32` accumulator that overflowed where the
+        // `f64` sum does not (`f32::MAX` twice in one lane, `-f32::MAX` twice in another): the
+        // superblock again, in `f64` throughout. Rare, and the same bits on every path.
+        xs.iter().fold(-0.0, |acc, &x| acc + f64::from(x))
+    }
 }
 
 /// The kernels of one instruction set at `CpuSimd`, from the lane helpers in scope (see the
@@ -212,7 +327,10 @@ macro_rules! simd_kernels {
                 let Some(view) = $crate::cpu::simd::template::contiguous_f32("sum", x)? else {
                     return $crate::cpu::naive::sum_naive(x);
                 };
-                let total = total(view.contiguous().unwrap_or_default());
+                let xs = view.contiguous().unwrap_or_default();
+                let total = $crate::cpu::simd::template::sum_blocks(xs, |superblock| {
+                    $crate::cpu::simd::template::superblock_sum(superblock, |runs| lane_sums(runs))
+                });
                 ::switchyard::Tensor::from_scalar(total as f32)
             }
         );
@@ -224,7 +342,10 @@ macro_rules! simd_kernels {
                 let Some(view) = $crate::cpu::simd::template::contiguous_f32("mean", x)? else {
                     return $crate::cpu::naive::mean_naive(x);
                 };
-                let total = total(view.contiguous().unwrap_or_default());
+                let xs = view.contiguous().unwrap_or_default();
+                let total = $crate::cpu::simd::template::sum_blocks(xs, |superblock| {
+                    $crate::cpu::simd::template::superblock_sum(superblock, |runs| lane_sums(runs))
+                });
                 ::switchyard::Tensor::from_scalar((total / x.numel() as f64) as f32)
             }
         );
@@ -238,9 +359,11 @@ macro_rules! simd_kernels {
             ) -> ::switchyard::Result<::switchyard::Tensor> {
                 let naive = $crate::cpu::naive::$naive;
                 let scalar = <f32 as $crate::cpu::naive::Arith>::$op;
-                $crate::cpu::simd::template::zip(stringify!($op), x, y, naive, |a, b| {
-                    store($op(load(a), load(b)))
-                }, scalar)
+                $crate::cpu::simd::template::zip(stringify!($op), x, y, naive, |xs, ys, out| {
+                    $crate::cpu::simd::template::zip_part(xs, ys, out, |a, b| {
+                        store($op(load(a), load(b)))
+                    }, scalar)
+                })
             }
         );
     };
@@ -248,9 +371,9 @@ macro_rules! simd_kernels {
         $crate::cpu::simd::template::simd_kernels!(@kernel $op $cpu $needs $doc;
             pub fn $name(x: &::switchyard::Tensor) -> ::switchyard::Result<::switchyard::Tensor> {
                 let naive = $crate::cpu::naive::$naive;
-                $crate::cpu::simd::template::map(
-                    stringify!($op), x, naive, |a| store($op(load(a))), $scalar,
-                )
+                $crate::cpu::simd::template::map(stringify!($op), x, naive, |xs, out| {
+                    $crate::cpu::simd::template::map_part(xs, out, |a| store($op(load(a))), $scalar)
+                })
             }
         );
     };
@@ -273,14 +396,51 @@ pub(crate) use simd_kernels;
 
 #[cfg(test)]
 mod tests {
-    use super::finish_sum;
+    use super::{SUM_BLOCK, SUM_LANES, superblock_sum};
+
+    /// The lane sums as every ISA computes them: `f32` within a block, `f64` across blocks.
+    fn lane_sums(runs: &[[f32; SUM_LANES]]) -> [f64; SUM_LANES] {
+        let mut wide = [-0.0f64; SUM_LANES];
+        for block in runs.chunks(SUM_BLOCK / SUM_LANES) {
+            let mut sums = [-0.0f32; SUM_LANES];
+            for run in block {
+                for (sum, x) in sums.iter_mut().zip(run) {
+                    *sum += x;
+                }
+            }
+            for (w, s) in wide.iter_mut().zip(sums) {
+                *w += f64::from(s);
+            }
+        }
+        wide
+    }
 
     #[test]
-    fn finish_sum_adds_everything_once() {
-        for n in 0..12 {
-            let mut partials: Vec<f64> = (1..=n).map(f64::from).collect();
-            let expected = f64::from(n * (n + 1) / 2) + 3.0;
-            assert_eq!(finish_sum(&mut partials, &[1.0, 2.0]), expected, "{n}");
+    fn superblock_sum_adds_every_lane_and_the_tail_once() {
+        for n in [
+            0,
+            1,
+            31,
+            32,
+            33,
+            2 * SUM_LANES + 5,
+            SUM_BLOCK + 7,
+            3 * SUM_BLOCK,
+        ] {
+            let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
+            let want = (n * n.saturating_sub(1) / 2) as f64;
+            assert_eq!(superblock_sum(&xs, lane_sums), want, "{n}");
         }
+    }
+
+    #[test]
+    fn a_superblock_whose_f32_lanes_overflow_is_summed_in_f64() {
+        // Lane 0 holds MAX twice, lane 1 -MAX twice: each overflows in `f32`, the sum is 0.
+        let mut xs = vec![0.0f32; 2 * SUM_LANES];
+        xs[0] = f32::MAX;
+        xs[SUM_LANES] = f32::MAX;
+        xs[1] = -f32::MAX;
+        xs[SUM_LANES + 1] = -f32::MAX;
+        assert_eq!(superblock_sum(&xs, lane_sums), 0.0);
     }
 }
