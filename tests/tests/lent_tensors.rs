@@ -139,6 +139,34 @@ fn restack(
     Ok(())
 }
 
+/// Spills the stack (seven more values), drops them again, then takes the first argument out
+/// through `values_mut`, keeps it, and puts a tensor of its own in its place: the ways a value
+/// could leave a stack still lent, all at once.
+#[fallback(key = Custom1)]
+fn steal(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack<'_>) -> Result<(), DispatchError> {
+    let base = stack.len() - 2;
+    for i in 0..7 {
+        stack.push(i);
+    }
+    stack.truncate(base + 2);
+    let stolen = std::mem::replace(&mut stack.values_mut()[base], Value::from(Grid::new(50)));
+    KEPT.with_borrow_mut(|kept| kept.push(stolen));
+    op.redispatch_boxed(keys.below(DispatchKey::Custom1), stack)
+}
+
+/// Spills the stack with the lent arguments on it, then panics.
+#[fallback(key = Custom2)]
+fn panic_spilled(
+    _op: &OpHandle,
+    _keys: DispatchKeySet,
+    stack: &mut Stack<'_>,
+) -> Result<(), DispatchError> {
+    for i in 0..7 {
+        stack.push(format!("value {i}"));
+    }
+    panic!("a fallback that panics with lent tensors on its stack");
+}
+
 #[test]
 fn the_kernel_behind_a_fallback_gets_the_callers_own_tensors_and_no_count() {
     let (x, y) = (Grid::new(1), Grid::new(2));
@@ -254,5 +282,67 @@ fn a_boxed_call_by_name_with_lent_tensors_unboxes_them_borrowed() {
     sum::handle().call_boxed(&mut stack).unwrap();
     assert!(matches!(stack.values(), [Value::Int(23)]));
     assert_eq!(SEEN.get().2, 1);
+    assert_eq!((x.count(), y.count()), (1, 1));
+}
+
+#[test]
+fn a_value_taken_out_through_values_mut_is_owned_and_outlives_the_callers_tensor() {
+    {
+        let (x, y) = (Grid::new(13), Grid::new(14));
+        let _mode = include(DispatchKey::Custom1);
+        assert_eq!(sum(&x, &y), 64, "the kernel saw the replacement");
+        assert_eq!(x.count(), 2, "the stolen value holds a count of its own");
+        assert_eq!(y.count(), 1);
+    }
+    KEPT.with_borrow_mut(|kept| {
+        let stolen = kept.pop().expect("the fallback kept a value");
+        // The caller's `x` is gone; the stolen value still reads (a use after free shows under
+        // `-Zsanitizer=address`; Miri cannot run linkme's registrations).
+        assert_eq!(stolen.to_string(), "Grid[13]");
+        let boxed = stolen.as_tensor().expect("a tensor").clone();
+        drop(stolen);
+        let shared = boxed.downcast::<GridData>().unwrap();
+        assert_eq!(
+            Arc::strong_count(&shared),
+            1,
+            "only the stolen value held it"
+        );
+    });
+}
+
+#[test]
+fn a_fallback_that_panics_with_lent_tensors_on_a_spilled_stack_balances_the_counts() {
+    let (x, y) = (Grid::new(15), Grid::new(16));
+    let _mode = include(DispatchKey::Custom2);
+    for _ in 0..3 {
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sum(&x, &y)));
+        assert!(caught.is_err(), "the fallback's panic reaches the caller");
+        assert_eq!((x.count(), y.count()), (1, 1));
+    }
+    assert_eq!(x.0.0 + y.0.0, 31, "the tensors are intact");
+}
+
+#[test]
+fn many_threads_lend_the_same_tensors_through_fallbacks_and_the_counts_balance() {
+    let (x, y) = (Grid::new(17), Grid::new(18));
+    let calls = if cfg!(miri) { 3 } else { 500 };
+    std::thread::scope(|scope| {
+        for key in [
+            DispatchKey::Mode1,
+            DispatchKey::Mode3,
+            DispatchKey::Custom3,
+            DispatchKey::Custom4,
+        ] {
+            let (x, y) = (&x, &y);
+            scope.spawn(move || {
+                let _mode = include(key);
+                for _ in 0..calls {
+                    let expected = if key == DispatchKey::Mode3 { 118 } else { 35 };
+                    assert_eq!(sum(x, y), expected, "{key:?}");
+                    drop(first(x, y));
+                }
+            });
+        }
+    });
     assert_eq!((x.count(), y.count()), (1, 1));
 }
