@@ -2,9 +2,10 @@
 # Instructions per call, counted by callgrind. Counts at two N are subtracted, so start-up and
 # first-use table building cancel out.
 #   benches/callgrind.sh         the trivial two-tensor op, direct and dispatched
-#   benches/callgrind.sh small   small tensors beside ndarray: 1- and 16-element `add` with its
-#                                result, a tensor from a 1-element `Vec`; instructions and heap
-#                                allocations (`malloc`s, from memcheck's heap summary) per call
+#   benches/callgrind.sh small   small tensors beside ndarray: 1-, 16- and 1024-element `add` and
+#                                1024-element `relu` with their results, a tensor from a 1-element
+#                                `Vec`; instructions and heap allocations (`malloc`s, from
+#                                memcheck's heap summary) per call
 # Run from the workspace root; needs valgrind.
 set -euo pipefail
 if [[ "${1:-}" == small ]]; then
@@ -21,7 +22,8 @@ if [[ "${1:-}" == small ]]; then
   }
   small=100000
   large=200000
-  for mode in switchyard_add_1 ndarray_add_1 switchyard_add_16 ndarray_add_16 switchyard_from_vec_1 ndarray_from_vec_1; do
+  for mode in switchyard_add_1 ndarray_add_1 switchyard_add_16 ndarray_add_16 switchyard_add_1024 ndarray_add_1024 \
+    switchyard_relu_1024 ndarray_relu_1024 switchyard_from_vec_1 ndarray_from_vec_1; do
     i=$(( $(instructions "$mode" "$large") - $(instructions "$mode" "$small") ))
     m=$(( $(allocations "$mode" "$large") - $(allocations "$mode" "$small") ))
     echo "$mode: $(( i / (large - small) )) instructions, $(( m / (large - small) )) mallocs per call (over $(( large - small )) calls: $i instructions, $m mallocs)"
