@@ -64,12 +64,32 @@ const _: () = assert!(DispatchKeySet::BACKENDS.bits() == (1 << BACKEND_BITS) - 1
 /// Per set of backend keys: every bit but the autograd keys *not* paired with its highest
 /// backend key (with no backend key: every bit but the autograd keys). Built from the key
 /// table's pairs (`DispatchKey::autograd_backends`), so the pairing is written once.
-static PAIRED: [u64; 1 << BACKEND_BITS] = pairing_masks(false);
+///
+/// Indexed by the set's low byte (a byte, not its `BACKEND_BITS`: the index is then one
+/// zero-extending move on the hot path, where masking it took two instructions); the entries
+/// repeat for the bits above the backends.
+static PAIRED: [u64; PAIRING_ENTRIES] = by_low_byte(pairing_masks(false));
 
 /// [`PAIRED`], with 0 for the sets that meet two device families: the hot path's one load both
 /// pairs autograd and sends a device mismatch to the cold path (a call whose keys become empty
 /// finds no kernel there), replacing a separate `mixes_families` test.
-static PAIRED_ONE_FAMILY: [u64; 1 << BACKEND_BITS] = pairing_masks(true);
+static PAIRED_ONE_FAMILY: [u64; PAIRING_ENTRIES] = by_low_byte(pairing_masks(true));
+
+/// The pairing tables' length: one entry per value of a key set's low byte.
+const PAIRING_ENTRIES: usize = 1 << u8::BITS;
+const _: () = assert!(BACKEND_BITS <= u8::BITS);
+
+/// `masks` (per set of backend keys) repeated for every value of the bits above the backends
+/// within a byte.
+const fn by_low_byte(masks: [u64; 1 << BACKEND_BITS]) -> [u64; PAIRING_ENTRIES] {
+    let mut table = [0; PAIRING_ENTRIES];
+    let mut byte = 0;
+    while byte < PAIRING_ENTRIES {
+        table[byte] = masks[byte & DispatchKeySet::BACKENDS.bits() as usize];
+        byte += 1;
+    }
+    table
+}
 
 const fn pairing_masks(zero_when_mixed: bool) -> [u64; 1 << BACKEND_BITS] {
     let autograd = DispatchKeySet::AUTOGRAD.bits();
@@ -116,14 +136,14 @@ const fn pairing_masks(zero_when_mixed: bool) -> [u64; 1 << BACKEND_BITS] {
 /// is), and exclusion only removes keys afterwards.
 #[inline(always)]
 pub(crate) fn paired_autograd_mask(keys: u64) -> u64 {
-    // The mask is a no-op the compiler can see: the index needs no bounds check.
-    PAIRED[(keys & DispatchKeySet::BACKENDS.bits()) as usize % PAIRED.len()]
+    // A byte indexes the table's 256 entries: no bounds check, and no mask.
+    PAIRED[usize::from(keys as u8)]
 }
 
 /// [`paired_autograd_mask`], or 0 when `keys` meet two device families.
 #[inline(always)]
 pub(crate) fn paired_autograd_mask_one_family(keys: u64) -> u64 {
-    PAIRED_ONE_FAMILY[(keys & DispatchKeySet::BACKENDS.bits()) as usize % PAIRED_ONE_FAMILY.len()]
+    PAIRED_ONE_FAMILY[usize::from(keys as u8)]
 }
 
 impl DispatchKeySet {
