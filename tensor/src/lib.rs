@@ -22,6 +22,7 @@ mod arg;
 pub mod autograd;
 mod device;
 mod element;
+mod grad_ops;
 mod inplace;
 mod methods;
 mod nn_composites;

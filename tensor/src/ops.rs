@@ -44,6 +44,7 @@ use switchyard::{DType, kernel, op};
 use crate::view as layout;
 use crate::{Device, Tensor};
 
+pub use crate::grad_ops::*;
 pub use crate::nn_composites::*;
 pub use crate::nn_ops::*;
 pub use crate::random::{rand, randn, try_rand, try_randn};

@@ -468,6 +468,16 @@ fn cases() -> Vec<Case> {
         ("neg", |t| ops::try_neg(&t[0]), vec![vec![4]]),
         ("exp", |t| ops::try_exp(&t[0]), vec![vec![2, 2]]),
         ("relu", |t| ops::try_relu(&t[0]), vec![vec![5]]),
+        (
+            // The gradient with respect to `grad`; in `out` the op is a step:
+            // `relu_backward_gives_out_a_zero_gradient_or_none`.
+            "relu_backward",
+            |t| {
+                let out = Tensor::from_vec(vec![-1.0, 0.0, 0.5, 2.0, -0.0, 3.0], &[2, 3])?;
+                ops::try_relu_backward(&t[0], &ops::try_to_dtype(&out, t[0].dtype())?)
+            },
+            vec![vec![2, 3]],
+        ),
         ("sum", |t| ops::try_sum(&t[0]), vec![vec![2, 3]]),
         ("mean", |t| ops::try_mean(&t[0]), vec![vec![3, 2]]),
         (
@@ -612,6 +622,32 @@ fn ops_without_a_gradient_run_on_tensors_that_require_grad() {
     assert_eq!(ops::gt(&x, &y).to_vec::<bool>(), [false, true, false]);
     assert_eq!(ops::argmax(&x, 0, false).to_vec::<i64>(), [1]);
     assert!(!ops::gt(&x, &y).requires_grad());
+}
+
+#[test]
+fn relu_backward_gives_out_a_zero_gradient_or_none() {
+    for dtype in [DType::F32, DType::F64] {
+        let grad = leaf(ops::to_dtype(&f32s(&[1.0, 2.0, 3.0], &[3]), dtype));
+        let out = leaf(ops::to_dtype(&f32s(&[-1.0, 0.0, 4.0], &[3]), dtype));
+        let result = ops::relu_backward(&grad, &out);
+        assert_eq!(
+            ops::to_dtype(&result, DType::F32).to_vec::<f32>(),
+            [0.0, 0.0, 3.0]
+        );
+        ops::sum(&result).backward();
+        let g = grad.grad().expect("`grad` gets its gradient");
+        assert_eq!(
+            ops::to_dtype(&g, DType::F32).to_vec::<f32>(),
+            [0.0, 0.0, 1.0],
+            "{dtype}"
+        );
+        // A step in `out`: zeros from the `f32` CPU kernel's derivative; where the body is
+        // differentiated (`f64` has no kernel), `gt` leaves `out` out of the graph.
+        match dtype {
+            DType::F32 => assert_eq!(grad_of(&out), [0.0, 0.0, 0.0]),
+            _ => assert!(out.grad().is_none(), "{dtype}: `out` gets none"),
+        }
+    }
 }
 
 #[test]

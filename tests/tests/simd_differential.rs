@@ -5,8 +5,8 @@
 use switchyard::DTypeColumn;
 use switchyard::cpu::{CpuFeatures, CpuPolicy};
 use switchyard::ops::{
-    add, div, exp, matmul, mean, mul, neg, relu, sub, sum, try_add, try_div, try_exp, try_matmul,
-    try_mean, try_mul, try_neg, try_relu, try_sub, try_sum,
+    add, div, exp, matmul, mean, mul, neg, relu, relu_backward, sub, sum, try_add, try_div,
+    try_exp, try_matmul, try_mean, try_mul, try_neg, try_relu, try_relu_backward, try_sub, try_sum,
 };
 use switchyard::{DispatchKey, DispatchKeySet, Result, SlotOrigin, Tensor};
 use switchyard_tests::simd_check::{
@@ -27,6 +27,16 @@ macro_rules! runnable {
         $(if switchyard::cpu::detected().contains($needs) {
             // SAFETY: the CPU has every feature this variant enables (checked just above).
             found.push((stringify!($f), |x, y| unsafe { $f(x, y) }));
+        })*
+        found
+    }};
+    // A kernel that takes the call's keys first: given a CPU call's (it redispatches below its
+    // own key with them, where the op's body serves what the SIMD path does not).
+    (KeyedBinary, |x, y|; $($f:path => $needs:expr),* $(,)?) => {{
+        let mut found: Vec<(&'static str, Binary)> = Vec::new();
+        $(if switchyard::cpu::detected().contains($needs) {
+            // SAFETY: the CPU has every feature this variant enables (checked just above).
+            found.push((stringify!($f), |x, y| unsafe { $f(DispatchKeySet::CPU, x, y) }));
         })*
         found
     }};
@@ -54,6 +64,8 @@ mod isa {
             "sub" => runnable!(Binary, |x, y|; sub_avx2 => AVX2, sub_avx512 => AVX512),
             "mul" => runnable!(Binary, |x, y|; mul_avx2 => AVX2, mul_avx512 => AVX512),
             "div" => runnable!(Binary, |x, y|; div_avx2 => AVX2, div_avx512 => AVX512),
+            "relu_backward" => runnable!(KeyedBinary, |x, y|;
+                relu_backward_avx2 => AVX2, relu_backward_avx512 => AVX512),
             // Not a `#[target_feature]` function: callable without `unsafe`.
             "matmul" if switchyard::cpu::detected().contains(AVX2) => {
                 vec![("matmul_avx2", matmul_avx2 as Binary)]
@@ -101,6 +113,7 @@ mod isa {
             "sub" => runnable!(Binary, |x, y|; sub_neon => NEON),
             "mul" => runnable!(Binary, |x, y|; mul_neon => NEON),
             "div" => runnable!(Binary, |x, y|; div_neon => NEON),
+            "relu_backward" => runnable!(KeyedBinary, |x, y|; relu_backward_neon => NEON),
             "matmul" if switchyard::cpu::detected().contains(NEON) => {
                 vec![("matmul_neon", matmul_neon as Binary)]
             }
@@ -148,6 +161,7 @@ fn dispatch_installs_the_best_variant_this_cpu_runs() {
         ("div", div::handle()),
         ("neg", neg::handle()),
         ("relu", relu::handle()),
+        ("relu_backward", relu_backward::handle()),
         ("exp", exp::handle()),
         ("sum", sum::handle()),
         ("mean", mean::handle()),
@@ -177,11 +191,17 @@ fn dispatch_installs_the_best_variant_this_cpu_runs() {
 
 #[test]
 fn elementwise_binary_ops_equal_naive_exactly() {
-    let ops: [(&str, NaiveBinary, Binary); 4] = [
+    let ops: [(&str, NaiveBinary, Binary); 5] = [
         ("add", add::redispatch, try_add),
         ("sub", sub::redispatch, try_sub),
         ("mul", mul::redispatch, try_mul),
         ("div", div::redispatch, try_div),
+        // Naive: the op's body (`gt`, `to_dtype`, `mul`), which has no naive kernel of its own.
+        (
+            "relu_backward",
+            relu_backward::redispatch,
+            try_relu_backward,
+        ),
     ];
     for (op, naive, dispatched) in ops {
         for (name, run) in binary_runs(op, dispatched) {

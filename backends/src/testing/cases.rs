@@ -252,6 +252,7 @@ pub(crate) fn cases(op: &str, plan: &Plan) -> Option<Vec<Case>> {
         "sub" => Some(("sub", ops::try_sub)),
         "mul" => Some(("mul", ops::try_mul)),
         "div" => Some(("div", ops::try_div)),
+        "relu_backward" => Some(("relu_backward", ops::try_relu_backward)),
         "add_" => Some(("add_", add_in_place)),
         "sub_" => Some(("sub_", sub_in_place)),
         "mul_" => Some(("mul_", mul_in_place)),

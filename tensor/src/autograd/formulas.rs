@@ -11,7 +11,8 @@ use crate::autograd::meta::SavedTensor as Saved;
 use crate::autograd::record::{any_requires_grad, below, fit, info, record, run_below};
 use crate::ops::{
     self, add, contiguous, copy_, div, exp, expand, matmul, mean, mul, narrow, neg, permute, relu,
-    reshape, select, slice, squeeze, sub, sum, to, to_dtype, transpose, unsqueeze, view,
+    relu_backward, reshape, select, slice, squeeze, sub, sum, to, to_dtype, transpose, unsqueeze,
+    view,
 };
 use crate::{Device, Tensor};
 
@@ -131,11 +132,30 @@ fn relu_autograd(keys: DispatchKeySet, x: &Tensor) -> Result<Tensor> {
     let out = run_below(|| relu::redispatch(below(keys), x))?;
     let (xi, so) = (info(x), save_if(x.requires_grad(), "relu", &out)?);
     Ok(record("relu", &[x], out, move |g| {
-        // The gradient flows where the output is positive (0 at 0, as in PyTorch).
-        let out = saved(&so)?;
-        let zero = ops::try_full(&[], 0.0, out.dtype(), out.device())?;
-        let positive = ops::try_to_dtype(&ops::try_gt(out, &zero)?, g.dtype())?;
-        Ok(vec![Some(fit(ops::try_mul(g, &positive)?, &xi)?)])
+        // The gradient flows where the output is positive (0 at 0, as in PyTorch): one op, which
+        // the CPU's SIMD kernels run in one pass.
+        Ok(vec![Some(fit(
+            ops::try_relu_backward(g, saved(&so)?)?,
+            &xi,
+        )?)])
+    }))
+}
+
+/// Linear in `grad`: its gradient is `relu_backward` again. In `out` the op is a step: zeros
+/// (PyTorch's answer for `threshold_backward`). Where no backend kernel serves the call (`f64`,
+/// the GPU) autograd differentiates the op's body instead, whose `gt` leaves `out` out of the
+/// graph: no gradient there rather than zeros.
+#[kernel(op = "relu_backward", key = Autograd)]
+fn relu_backward_autograd(keys: DispatchKeySet, grad: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let result = run_below(|| relu_backward::redispatch(below(keys), grad, out))?;
+    let (gi, oi) = (info(grad), info(out));
+    let (ng, no) = (grad.requires_grad(), out.requires_grad());
+    let so = save_if(ng, "relu_backward", out)?;
+    Ok(record("relu_backward", &[grad, out], result, move |g| {
+        Ok(vec![
+            when(ng, || fit(ops::try_relu_backward(g, saved(&so)?)?, &gi))?,
+            when(no, || zeros_like(&oi))?,
+        ])
     }))
 }
 

@@ -72,6 +72,15 @@ fn relu(a: __m256) -> __m256 {
     _mm256_andnot_ps(negative, a)
 }
 
+/// `grad · [out > 0]`, with `[out > 0]` as `1.0` or `0.0`: the same IEEE product as the op's
+/// decomposition (`gt`, `to_dtype`, `mul`), so the same bits, NaN and `∞ · 0` included.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn relu_backward(grad: __m256, out: __m256) -> __m256 {
+    let positive = _mm256_cmp_ps::<_CMP_GT_OQ>(out, _mm256_setzero_ps());
+    _mm256_mul_ps(grad, _mm256_and_ps(positive, _mm256_set1_ps(1.0)))
+}
+
 /// Where `x` is NaN, `x + x` (the quieted input, as the C library's `expf` returns), else
 /// `result`: the FMA chain may flip a NaN's sign.
 #[inline]
@@ -156,6 +165,7 @@ simd_kernels! {
     div_avx2 = div,
     neg_avx2 = neg,
     relu_avx2 = relu,
+    relu_backward_avx2 = relu_backward,
     exp_avx2 = exp,
     sum_avx2 = sum,
     mean_avx2 = mean,

@@ -11,7 +11,7 @@
 //!
 //! | op | x86_64 AVX2+FMA | x86_64 AVX-512F | aarch64 NEON |
 //! |---|---|---|---|
-//! | `add` `sub` `mul` `div` `neg` `relu` | 8 lanes | 16 lanes | 4 lanes |
+//! | `add` `sub` `mul` `div` `neg` `relu` `relu_backward` | 8 lanes | 16 lanes | 4 lanes |
 //! | `exp` | 4 `f64` lanes | 8 `f64` lanes (≈2× AVX2) | 2 `f64` lanes |
 //! | `sum` `mean` | 32 `f32` accumulators (4 vectors) | 32 (2 vectors) | 32 (8 vectors) |
 //! | `matmul` | `matrixmultiply` (its AVX2+FMA kernel) | — | `matrixmultiply` (NEON) |
@@ -26,7 +26,10 @@
 //! What the variants promise, relative to the naive backend (tested in `tests/tests/simd_*.rs`,
 //! `tests/tests/cpu_threads.rs`):
 //! - **Elementwise** `add` `sub` `mul` `div` `neg` `relu` are exactly equal: the same IEEE
-//!   operation per element (NaN-aware: a NaN result is a NaN, whatever its payload).
+//!   operation per element (NaN-aware: a NaN result is a NaN, whatever its payload);
+//!   `relu_backward` equals the op's body (`grad · 1.0` or `grad · 0.0`, as `mul` of the
+//!   converted `gt` computes it), which serves everything but two contiguous `f32` tensors of
+//!   one shape (there is no naive kernel: the kernel redispatches below `CpuSimd`).
 //! - **`exp`** is computed in `f64` (range reduction, a degree-12 polynomial, exact scaling, one
 //!   rounding to `f32`), so it is correctly rounded except in rare near-ties: within **1 ulp** of
 //!   the C library's `expf`, which the naive backend calls and which is itself not correctly

@@ -71,6 +71,15 @@ fn relu(a: float32x4_t) -> float32x4_t {
     vbslq_f32(vcltq_f32(a, zero), zero, a)
 }
 
+/// `grad · [out > 0]`, with `[out > 0]` as `1.0` or `0.0` (see the AVX2 twin).
+#[inline]
+#[target_feature(enable = "neon")]
+fn relu_backward(grad: float32x4_t, out: float32x4_t) -> float32x4_t {
+    let positive = vcgtq_f32(out, vdupq_n_f32(0.0));
+    let one = vreinterpretq_u32_f32(vdupq_n_f32(1.0));
+    vmulq_f32(grad, vreinterpretq_f32_u32(vandq_u32(positive, one)))
+}
+
 /// `exp` of 2 lanes, in `f64` (see `simd::exp_f64`).
 #[inline]
 #[target_feature(enable = "neon")]
@@ -137,6 +146,7 @@ simd_kernels! {
     div_neon = div,
     neg_neon = neg,
     relu_neon = relu,
+    relu_backward_neon = relu_backward,
     exp_neon = exp,
     sum_neon = sum,
     mean_neon = mean,

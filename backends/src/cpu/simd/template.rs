@@ -117,7 +117,7 @@ pub(crate) fn zip(
     op: &'static str,
     x: &Tensor,
     y: &Tensor,
-    naive: fn(&Tensor, &Tensor) -> Result<Tensor>,
+    naive: impl FnOnce(&Tensor, &Tensor) -> Result<Tensor>,
     part: impl Fn(&[f32], &[f32], &mut [MaybeUninit<f32>]) -> bool + Sync,
 ) -> Result<Tensor> {
     // The fast path: two contiguous `f32` operands of one shape, so of one length (a tensor
@@ -213,6 +213,11 @@ fn write_part<const N: usize, T: IntoIterator<Item = f32>>(
         }
     }
     written == len
+}
+
+/// `relu_backward` of one element: the lanes' arithmetic (`grad · 1.0` or `grad · 0.0`).
+pub(crate) fn relu_backward_scalar(grad: f32, out: f32) -> f32 {
+    grad * if out > 0.0 { 1.0 } else { 0.0 }
 }
 
 /// The last `len % N` elements, zero-padded to one vector.
@@ -319,6 +324,28 @@ macro_rules! simd_kernels {
         // every element of one tensor should get the same function.
         $crate::cpu::simd::template::simd_kernels!(@unary exp exp_naive $name $cpu $needs
             "`e^x`, within 1 ulp of the naive kernel."; None);
+    };
+    (@relu_backward $name:ident $cpu:tt $needs:tt) => {
+        // Anything but two contiguous `f32` tensors of one shape goes below `CpuSimd`: the op
+        // has no naive kernel, so its body (the decomposition) serves it there.
+        $crate::cpu::simd::template::simd_kernels!(@kernel relu_backward $cpu $needs
+            "`grad · [out > 0]` in one pass: the same bits as the op's body.";
+            pub fn $name(
+                keys: ::switchyard::DispatchKeySet,
+                grad: &::switchyard::Tensor,
+                out: &::switchyard::Tensor,
+            ) -> ::switchyard::Result<::switchyard::Tensor> {
+                let below = |grad: &::switchyard::Tensor, out: &::switchyard::Tensor| {
+                    ::switchyard::ops::relu_backward::redispatch(
+                        keys.below(::switchyard::DispatchKey::CpuSimd), grad, out)
+                };
+                $crate::cpu::simd::template::zip("relu_backward", grad, out, below, |gs, os, res| {
+                    $crate::cpu::simd::template::zip_part(gs, os, res, |g, o| {
+                        store(relu_backward(load(g), load(o)))
+                    }, $crate::cpu::simd::template::relu_backward_scalar)
+                })
+            }
+        );
     };
     (@sum $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@kernel sum $cpu $needs
