@@ -223,6 +223,44 @@ fn elementwise_binary_ops_equal_naive_exactly() {
     }
 }
 
+/// A bias over a batch (`[N, C] + [C]`, either operand the repeated one, leading 1s, rows not a
+/// multiple of the lanes, batches large enough for the worker threads): the row path's results
+/// are the naive kernel's, bit for bit.
+#[test]
+fn row_broadcasts_equal_naive_exactly() {
+    let ops: [(&str, NaiveBinary, Binary); 4] = [
+        ("add", add::redispatch, try_add),
+        ("sub", sub::redispatch, try_sub),
+        ("mul", mul::redispatch, try_mul),
+        ("div", div::redispatch, try_div),
+    ];
+    let shapes: [(&[usize], &[usize]); 8] = [
+        (&[4096, 64], &[64]),
+        (&[64], &[300, 64]),
+        (&[1, 17], &[5, 17]),
+        (&[3, 5, 40], &[5, 40]),
+        (&[1, 1, 40], &[2, 3, 40]),
+        (&[3000, 33], &[33]),
+        (&[2000, 100], &[1, 100]),
+        (&[0, 64], &[64]),
+    ];
+    let shaped = |shape: &[usize], seed: u64| {
+        let n = shape.iter().product();
+        let signed: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
+        switchyard::ops::reshape(&tensor(n, seed, -1e20, 1e20, true), &signed)
+    };
+    for (op, naive, dispatched) in ops {
+        for (xshape, yshape) in shapes {
+            let (x, y) = (shaped(xshape, 7), shaped(yshape, 8));
+            let want = naive(NAIVE, &x, &y).unwrap();
+            let got = dispatched(&x, &y).unwrap();
+            assert_eq!(got.shape(), want.shape(), "{op} {xshape:?} {yshape:?}");
+            let what = format!("{op} {xshape:?} {yshape:?}");
+            assert_exact(&what, &got.to_vec::<f32>(), &want.to_vec::<f32>());
+        }
+    }
+}
+
 #[test]
 fn elementwise_unary_ops_equal_naive_exactly() {
     let ops: [(&str, NaiveUnary, Unary); 2] = [

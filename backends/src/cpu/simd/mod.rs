@@ -7,7 +7,10 @@
 //! Every kernel here serves `f32` only and says so (`dtypes = "f32"`): a call whose promoted
 //! dtype is another (an `f64` add, an `i32` sum, `f32` mixed with `f64`) falls through to the
 //! naive backend in the op's table, with no code here. An `f32` call on views or broadcast
-//! operands reaches the kernel, which hands it to its naive twin.
+//! operands reaches the kernel, which hands it to its naive twin, except a *row broadcast* of
+//! two contiguous operands, one operand's shape (leading 1s aside) being the other's trailing
+//! dims with at least 16 elements (a bias over a batch, `[N, C] + [C]`): the binary kernels run
+//! it row by row with their vectors (`template::zip_rows`), the same arithmetic per element.
 //!
 //! | op | x86_64 AVX2+FMA | x86_64 AVX-512F | aarch64 NEON |
 //! |---|---|---|---|

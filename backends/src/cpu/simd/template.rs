@@ -127,7 +127,10 @@ pub(crate) fn zip(
     let (xshape, yshape) = (x.shape(), y.shape());
     // Element by element: for a shape this short, cheaper than the `memcmp` call of `!=`.
     if xshape.len() != yshape.len() || xshape.iter().zip(yshape).any(|(a, b)| a != b) {
-        return naive(x, y);
+        return match broadcast_rows(xshape, yshape) {
+            Some(rows) => zip_rows(op, x, y, rows, naive, part),
+            None => naive(x, y),
+        };
     }
     let (Some(xv), Some(yv)) = (contiguous_f32(op, x)?, contiguous_f32(op, y)?) else {
         return naive(x, y);
@@ -141,6 +144,82 @@ pub(crate) fn zip(
         part(&xs[range.clone()], &ys[range], out)
     })?;
     Tensor::from_host(out, x.shape())
+}
+
+/// Which operand repeats along the other's rows, in a broadcast the row path serves.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Repeats {
+    X,
+    Y,
+}
+
+/// The operand that repeats and its row length, when one operand's shape (leading 1s aside)
+/// is the other's trailing dims, at least [`MIN_ROW`] elements long: a bias added to a batch,
+/// `[N, C] + [C]`. Then the result has the larger operand's shape, and element `i` pairs the
+/// larger operand's `i` with the smaller's `i % row`. `None` for every other shape.
+fn broadcast_rows(xshape: &[usize], yshape: &[usize]) -> Option<(Repeats, usize)> {
+    let strip = |shape: &[usize]| -> usize { shape.iter().take_while(|&&d| d == 1).count() };
+    let fits = |small: &[usize], large: &[usize]| {
+        let small = &small[strip(small)..];
+        small.len() <= large.len() && small == &large[large.len() - small.len()..]
+    };
+    let (repeats, small) = if xshape.len() <= yshape.len() && fits(xshape, yshape) {
+        (Repeats::X, xshape)
+    } else if yshape.len() <= xshape.len() && fits(yshape, xshape) {
+        (Repeats::Y, yshape)
+    } else {
+        return None;
+    };
+    // A row's length: no overflow, it is the element count of an existing tensor.
+    let row: usize = small.iter().product();
+    (row >= MIN_ROW).then_some((repeats, row))
+}
+
+/// The shortest row the row path takes: each row is one `zip_part` call, and shorter rows
+/// (a scalar's is 1) are the naive kernel's, which repeats them into a long pattern first.
+const MIN_ROW: usize = 16;
+
+/// [`zip`] of a row broadcast ([`broadcast_rows`]): the larger operand's elements in parts, each
+/// cut where a row of the smaller one starts again; the same arithmetic per element as the
+/// naive kernel. Views and other dtypes take `naive`.
+#[inline(always)]
+fn zip_rows(
+    op: &'static str,
+    x: &Tensor,
+    y: &Tensor,
+    (repeats, row): (Repeats, usize),
+    naive: impl FnOnce(&Tensor, &Tensor) -> Result<Tensor>,
+    part: impl Fn(&[f32], &[f32], &mut [MaybeUninit<f32>]) -> bool + Sync,
+) -> Result<Tensor> {
+    let (Some(xv), Some(yv)) = (contiguous_f32(op, x)?, contiguous_f32(op, y)?) else {
+        return naive(x, y);
+    };
+    let (xs, ys) = (
+        xv.contiguous().unwrap_or_default(),
+        yv.contiguous().unwrap_or_default(),
+    );
+    let (large, small, shape) = match repeats {
+        Repeats::X => (ys, xs, y.shape()),
+        Repeats::Y => (xs, ys, x.shape()),
+    };
+    let out = fill(op, large.len(), |start, out| {
+        let mut all_written = true;
+        let mut done = 0;
+        while done < out.len() {
+            let at = start + done;
+            let offset = at % row;
+            let len = (row - offset).min(out.len() - done);
+            let (large, small) = (&large[at..at + len], &small[offset..offset + len]);
+            let out = &mut out[done..done + len];
+            all_written &= match repeats {
+                Repeats::X => part(small, large, out),
+                Repeats::Y => part(large, small, out),
+            };
+            done += len;
+        }
+        all_written
+    })?;
+    Tensor::from_host(out, shape)
 }
 
 /// `f` of each `N` elements of `xs` and the same `N` of `ys` into `out` (all three of one
