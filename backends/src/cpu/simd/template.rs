@@ -122,16 +122,19 @@ pub(crate) fn zip(
 ) -> Result<Tensor> {
     // The fast path: two contiguous `f32` operands of one shape, so of one length (a tensor
     // holds exactly its shape's element count): the chunks of `x` and `y` pair up to the last.
-    // Anything else (views, broadcasting; other dtypes on a direct call) takes `naive`, the op's
-    // naive kernel.
+    // So do row broadcasts (`zip_rows`). Anything else (views, other broadcasts; other dtypes
+    // on a direct call) takes `naive`, the op's naive kernel.
     let (xshape, yshape) = (x.shape(), y.shape());
     // Element by element: for a shape this short, cheaper than the `memcmp` call of `!=`.
-    if xshape.len() != yshape.len() || xshape.iter().zip(yshape).any(|(a, b)| a != b) {
-        return match broadcast_rows(xshape, yshape) {
-            Some(rows) => zip_rows(op, x, y, rows, naive, part),
-            None => naive(x, y),
-        };
-    }
+    let same_shape = xshape.len() == yshape.len() && xshape.iter().zip(yshape).all(|(a, b)| a == b);
+    // Of the broadcasts, a row broadcast (a bias over a batch) stays here too.
+    let rows = match same_shape {
+        true => None,
+        false => match broadcast_rows(xshape, yshape) {
+            Some(rows) => Some(rows),
+            None => return naive(x, y),
+        },
+    };
     let (Some(xv), Some(yv)) = (contiguous_f32(op, x)?, contiguous_f32(op, y)?) else {
         return naive(x, y);
     };
@@ -139,15 +142,20 @@ pub(crate) fn zip(
         xv.contiguous().unwrap_or_default(),
         yv.contiguous().unwrap_or_default(),
     );
-    let out = fill(op, xs.len(), |start, out| {
-        let range = start..start + out.len();
-        part(&xs[range.clone()], &ys[range], out)
-    })?;
-    Tensor::from_host(out, x.shape())
+    match rows {
+        Some(rows) => zip_rows(op, xs, ys, rows, part),
+        None => {
+            let out = fill(op, xs.len(), |start, out| {
+                let range = start..start + out.len();
+                part(&xs[range.clone()], &ys[range], out)
+            })?;
+            Tensor::from_host(out, xshape)
+        }
+    }
 }
 
 /// Which operand repeats along the other's rows, in a broadcast the row path serves.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug)]
 enum Repeats {
     X,
     Y,
@@ -157,50 +165,58 @@ enum Repeats {
 /// is the other's trailing dims, at least [`MIN_ROW`] elements long: a bias added to a batch,
 /// `[N, C] + [C]`. Then the result has the larger operand's shape, and element `i` pairs the
 /// larger operand's `i` with the smaller's `i % row`. `None` for every other shape.
-fn broadcast_rows(xshape: &[usize], yshape: &[usize]) -> Option<(Repeats, usize)> {
+fn broadcast_rows<'s>(xshape: &'s [usize], yshape: &'s [usize]) -> Option<Rows<'s>> {
     let strip = |shape: &[usize]| -> usize { shape.iter().take_while(|&&d| d == 1).count() };
     let fits = |small: &[usize], large: &[usize]| {
         let small = &small[strip(small)..];
         small.len() <= large.len() && small == &large[large.len() - small.len()..]
     };
-    let (repeats, small) = if xshape.len() <= yshape.len() && fits(xshape, yshape) {
-        (Repeats::X, xshape)
+    let (repeats, small, shape) = if xshape.len() <= yshape.len() && fits(xshape, yshape) {
+        (Repeats::X, xshape, yshape)
     } else if yshape.len() <= xshape.len() && fits(yshape, xshape) {
-        (Repeats::Y, yshape)
+        (Repeats::Y, yshape, xshape)
     } else {
         return None;
     };
     // A row's length: no overflow, it is the element count of an existing tensor.
     let row: usize = small.iter().product();
-    (row >= MIN_ROW).then_some((repeats, row))
+    (row >= MIN_ROW).then_some(Rows {
+        repeats,
+        row,
+        shape,
+    })
+}
+
+/// A row broadcast: which operand repeats, every how many elements, and the result's shape
+/// (the larger operand's).
+struct Rows<'s> {
+    repeats: Repeats,
+    row: usize,
+    shape: &'s [usize],
 }
 
 /// The shortest row the row path takes: each row is one `zip_part` call, and shorter rows
 /// (a scalar's is 1) are the naive kernel's, which repeats them into a long pattern first.
 const MIN_ROW: usize = 16;
 
-/// [`zip`] of a row broadcast ([`broadcast_rows`]): the larger operand's elements in parts, each
-/// cut where a row of the smaller one starts again; the same arithmetic per element as the
-/// naive kernel. Views and other dtypes take `naive`.
+/// [`zip`] of a row broadcast ([`broadcast_rows`]) of `xs` and `ys`: the larger operand's
+/// elements in parts, each cut where a row of the smaller one starts again; the same arithmetic
+/// per element as the naive kernel.
 #[inline(always)]
 fn zip_rows(
     op: &'static str,
-    x: &Tensor,
-    y: &Tensor,
-    (repeats, row): (Repeats, usize),
-    naive: impl FnOnce(&Tensor, &Tensor) -> Result<Tensor>,
+    xs: &[f32],
+    ys: &[f32],
+    Rows {
+        repeats,
+        row,
+        shape,
+    }: Rows<'_>,
     part: impl Fn(&[f32], &[f32], &mut [MaybeUninit<f32>]) -> bool + Sync,
 ) -> Result<Tensor> {
-    let (Some(xv), Some(yv)) = (contiguous_f32(op, x)?, contiguous_f32(op, y)?) else {
-        return naive(x, y);
-    };
-    let (xs, ys) = (
-        xv.contiguous().unwrap_or_default(),
-        yv.contiguous().unwrap_or_default(),
-    );
-    let (large, small, shape) = match repeats {
-        Repeats::X => (ys, xs, y.shape()),
-        Repeats::Y => (xs, ys, x.shape()),
+    let (large, small) = match repeats {
+        Repeats::X => (ys, xs),
+        Repeats::Y => (xs, ys),
     };
     let out = fill(op, large.len(), |start, out| {
         let mut all_written = true;
