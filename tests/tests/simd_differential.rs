@@ -20,6 +20,15 @@ type NaiveUnary = fn(DispatchKeySet, &Tensor) -> Result<Tensor>;
 
 const NAIVE: DispatchKeySet = DispatchKeySet::CPU_NAIVE;
 
+/// The arithmetic binary ops: their naive kernels (called below their keys) and their
+/// dispatched calls.
+const ARITHMETIC: [(&str, NaiveBinary, Binary); 4] = [
+    ("add", add::redispatch, try_add),
+    ("sub", sub::redispatch, try_sub),
+    ("mul", mul::redispatch, try_mul),
+    ("div", div::redispatch, try_div),
+];
+
 /// The variants among `$f => needs` whose features this CPU has, as callable function pointers.
 macro_rules! runnable {
     (Binary, |x, y|; $($f:path => $needs:expr),* $(,)?) => {{
@@ -191,19 +200,14 @@ fn dispatch_installs_the_best_variant_this_cpu_runs() {
 
 #[test]
 fn elementwise_binary_ops_equal_naive_exactly() {
-    let ops: [(&str, NaiveBinary, Binary); 5] = [
-        ("add", add::redispatch, try_add),
-        ("sub", sub::redispatch, try_sub),
-        ("mul", mul::redispatch, try_mul),
-        ("div", div::redispatch, try_div),
-        // Naive: the op's body (`gt`, `to_dtype`, `mul`), which has no naive kernel of its own.
-        (
-            "relu_backward",
-            relu_backward::redispatch,
-            try_relu_backward,
-        ),
-    ];
-    for (op, naive, dispatched) in ops {
+    // `relu_backward`'s naive: the op's body (`gt`, `to_dtype`, `mul`), which has no naive
+    // kernel of its own.
+    let relu_backward: (&str, NaiveBinary, Binary) = (
+        "relu_backward",
+        relu_backward::redispatch,
+        try_relu_backward,
+    );
+    for (op, naive, dispatched) in ARITHMETIC.into_iter().chain([relu_backward]) {
         for (name, run) in binary_runs(op, dispatched) {
             for &n in SIZES {
                 for seed in 0..3 {
@@ -228,12 +232,6 @@ fn elementwise_binary_ops_equal_naive_exactly() {
 /// are the naive kernel's, bit for bit.
 #[test]
 fn row_broadcasts_equal_naive_exactly() {
-    let ops: [(&str, NaiveBinary, Binary); 4] = [
-        ("add", add::redispatch, try_add),
-        ("sub", sub::redispatch, try_sub),
-        ("mul", mul::redispatch, try_mul),
-        ("div", div::redispatch, try_div),
-    ];
     let shapes: [(&[usize], &[usize]); 8] = [
         (&[4096, 64], &[64]),
         (&[64], &[300, 64]),
@@ -249,7 +247,7 @@ fn row_broadcasts_equal_naive_exactly() {
         let signed: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
         switchyard::ops::reshape(&tensor(n, seed, -1e20, 1e20, true), &signed)
     };
-    for (op, naive, dispatched) in ops {
+    for (op, naive, dispatched) in ARITHMETIC {
         for (xshape, yshape) in shapes {
             let (x, y) = (shaped(xshape, 7), shaped(yshape, 8));
             let want = naive(NAIVE, &x, &y).unwrap();
