@@ -34,7 +34,6 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         &'static self,
         arg_keys: DispatchKeySet,
     ) -> Option<(F, DispatchKeySet)> {
-        let table = self.base.get()?;
         // One load pairs autograd with the backend and, for an op that does not mix devices,
         // empties the keys of a call whose arguments meet two device families: it then finds
         // no kernel, and the cold path reports the mismatch. (Includes that add another
@@ -47,7 +46,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
             paired_autograd_mask(keys)
         };
         let keys = DispatchKeySet::from_bits_retain(keys & local.kept & mask);
-        let kernel = self.fast_kernel(table, keys)?;
+        let kernel = self.fast_kernel(keys)?;
         Some((kernel, keys))
     }
 
@@ -55,8 +54,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     /// hot path of a redispatch. On `None` the caller uses [`OpTable::redispatch`].
     #[inline(always)]
     pub fn probe_exact(&'static self, keys: DispatchKeySet) -> Option<F> {
-        let table = self.base.get()?;
-        self.fast_kernel(table, keys)
+        self.fast_kernel(keys)
     }
 
     /// The slot `keys` selects in the fast table (its column and key index), with the table:
@@ -67,26 +65,47 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         &'static self,
         keys: DispatchKeySet,
     ) -> Option<(&'static Table<F>, DTypeColumn, usize)> {
-        let table = self.base.get()?;
         let column = self.column_of[(keys.bits() >> DType::KEY_SHIFT) as usize];
-        let masked =
-            key_bits(keys.bits()) & self.fast_masks[column.index()].load(Ordering::Relaxed);
+        let masked = key_bits(keys.bits()) & self.fast_mask(column);
         if masked == 0 {
             return None;
         }
-        Some((table, column, highest_slot(masked)))
+        Some((self.published_base(), column, highest_slot(masked)))
     }
 
     /// `keys`' column, masked by its fast mask, highest key, one load. The column is a
     /// `DTypeColumn` (below `NUM_COLUMNS`) and the slot index below 32, so neither index is
-    /// bounds-checked.
+    /// bounds-checked; the base table sits at a fixed offset in the op, so reading it costs no
+    /// instruction (`published_base`).
     #[inline(always)]
-    fn fast_kernel(&'static self, table: &Table<F>, keys: DispatchKeySet) -> Option<F> {
-        let column = self.column_of[(keys.bits() >> DType::KEY_SHIFT) as usize].index();
-        let masked = key_bits(keys.bits()) & self.fast_masks[column].load(Ordering::Relaxed);
+    fn fast_kernel(&'static self, keys: DispatchKeySet) -> Option<F> {
+        let column = self.column_of[(keys.bits() >> DType::KEY_SHIFT) as usize];
+        let masked = key_bits(keys.bits()) & self.fast_mask(column);
         if masked == 0 {
             return None;
         }
-        table.slots[column][highest_slot(masked)]
+        self.published_base().slots[column.index()][highest_slot(masked)]
+    }
+
+    /// The column's fast mask, loaded with `Acquire`: non-zero only once the base table is set
+    /// (`OpTable::publish` stores the masks with `Release` after setting it), which the load then
+    /// makes visible. On x86-64 and in a `Relaxed` load's place, the same one `mov`.
+    #[inline(always)]
+    fn fast_mask(&self, column: DTypeColumn) -> u32 {
+        self.fast_masks[column.index()].load(Ordering::Acquire)
+    }
+
+    /// The base table, read without testing that it is set. Call it only after
+    /// [`OpTable::fast_mask`] returned a non-zero mask on this thread.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    fn published_base(&'static self) -> &'static Table<F> {
+        // SAFETY: `get_published` needs the table set, its setting visible here. Callers reach
+        // this only after `fast_mask` loaded a non-zero mask with `Acquire` (`fast_kernel`,
+        // `fast_slot`: they return `None` on a zero one). Masks are stored only by
+        // `OpTable::publish`, with `Release`, after the base table is set and never unset (the
+        // table starts with all masks 0, and `publish` sets `base` before its first store of a
+        // mask): the load synchronises with that store, so the setting happens before this read.
+        unsafe { self.base.get_published() }
     }
 }

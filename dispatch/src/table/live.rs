@@ -31,8 +31,10 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     /// building the base table first if it is not built; `live` is the live table when the caller
     /// has already computed it. Returns the base table. Under the global lock, then the op's.
     ///
-    /// The base table is set last, so a call that sees it also sees the fast mask and live
-    /// table published for it (until then every call waits for the lock, in `base`).
+    /// The live table is published first, then the base table, then the fast masks: a call that
+    /// sees the base table also sees the live table published with it (until then every cold
+    /// call waits for the lock, in `base`), and a call that sees a non-zero fast mask also sees
+    /// the base table (the hot path reads it unchecked on that proof).
     #[cold]
     fn publish(
         &'static self,
@@ -56,13 +58,16 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         };
         self.has_live.store(live.is_some(), Ordering::Release);
         *self.live.write().unwrap_or_else(PoisonError::into_inner) = live;
+        let base = match fresh {
+            Some(base) => self.base.get_or_init(|| base),
+            None => built.expect("`fresh` is computed exactly when the base is not built"),
+        };
+        // After the base table is set: the hot path reads the table unchecked once it loads a
+        // non-zero mask (`hot.rs`), so a mask must never be seen before the table it indexes.
         for (fast, mask) in self.fast_masks.iter().zip(fast_masks) {
             fast.store(mask, Ordering::Release);
         }
-        match fresh {
-            Some(base) => self.base.get_or_init(|| base),
-            None => built.expect("`fresh` is computed exactly when the base is not built"),
-        }
+        base
     }
 
     /// The base table, built and published on first use.
