@@ -395,22 +395,33 @@ fn matmul_is_within_tolerance_of_naive() {
             (17, 33, 15),
             (64, 64, 64),
             (100, 37, 129),
+            // Past one block of the AVX2 tiles' `k` (256) and of their columns (256), with a
+            // partial tile of rows (13 = 2·6 + 1) and of columns (270 = 16·16 + 14).
+            (13, 300, 270),
+            (6, 513, 16),
+            // Just past 2²⁷ multiply-adds: on x86-64 the product goes to `matrixmultiply`.
+            (512, 512, 513),
         ] {
             let a = data(m * k, 11, -1.0, 1.0, false);
             let b = data(k * n, 12, -1.0, 1.0, false);
             let x = Tensor::from_slice::<f32>(&a, &[m, k]).unwrap();
             let y = Tensor::from_slice::<f32>(&b, &[k, n]).unwrap();
+            // `y` also as a view: the transpose of its column-major copy (strides 1 and k).
+            let y_columns = Tensor::from_fn(&[n, k], |index| b[(index % k) * n + index / k]);
+            let y_view = y_columns.t();
             let want = matmul::redispatch(NAIVE, &x, &y).unwrap().to_vec::<f32>();
-            let got = run(&x, &y).unwrap();
-            assert_eq!(got.shape(), &[m, n]);
-            for (index, (&g, &w)) in got.to_vec::<f32>().iter().zip(&want).enumerate() {
-                let (i, j) = (index / n, index % n);
-                let magnitude: f32 = (0..k).map(|p| (a[i * k + p] * b[p * n + j]).abs()).sum();
-                let tolerance = k as f32 * f32::EPSILON * magnitude + f32::MIN_POSITIVE;
-                assert!(
-                    (g - w).abs() <= tolerance,
-                    "matmul {name} {m}x{k}x{n} [{i},{j}]: {g} vs {w}"
-                );
+            for (operands, y) in [("contiguous", &y), ("y a transposed view", &y_view)] {
+                let got = run(&x, y).unwrap();
+                assert_eq!(got.shape(), &[m, n]);
+                for (index, (&g, &w)) in got.to_vec::<f32>().iter().zip(&want).enumerate() {
+                    let (i, j) = (index / n, index % n);
+                    let magnitude: f32 = (0..k).map(|p| (a[i * k + p] * b[p * n + j]).abs()).sum();
+                    let tolerance = k as f32 * f32::EPSILON * magnitude + f32::MIN_POSITIVE;
+                    assert!(
+                        (g - w).abs() <= tolerance,
+                        "matmul {name} {operands} {m}x{k}x{n} [{i},{j}]: {g} vs {w}"
+                    );
+                }
             }
         }
         let error = run(&Tensor::vector(&[1.0]), &Tensor::vector(&[1.0]))

@@ -1,78 +1,127 @@
-//! `matmul` through the `matrixmultiply` crate: packed panels, cache blocking and a register-tiled
-//! microkernel per ISA. Measured here at 83 GFLOP/s (256²) and 88 GFLOP/s (1024²) on one core,
-//! 5.6–7.9× the naive loop (README's table); a hand-written blocked kernel would have to match
-//! that to earn its code, so none was written. The crate is small, pure Rust and well kept. It
-//! takes any row and column strides, so transposed and sliced `f32` operands need no copy; other
-//! dtypes take the naive kernel.
+//! `matmul` of `f32` on the CPU SIMD backend: the product cut into bands of whole rows (threads),
+//! each band computed by one engine. On x86-64 (AVX2+FMA) that is our register-tiled kernel
+//! (`sgemm_avx2.rs`); on aarch64 the `matrixmultiply` crate (packed panels, cache blocking and a
+//! NEON microkernel; pure Rust, well kept). Both take any row and column strides, so transposed
+//! and sliced `f32` operands need no copy; other dtypes take the naive kernel.
 
-#![allow(unsafe_code)] // one call to `sgemm`, which takes raw pointers and strides
+#![allow(unsafe_code)] // one call into each engine: raw pointers and strides, or target features
+
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use switchyard::{DType, DispatchError, Result, Tensor, host_buffer, rules};
 
 use crate::cpu::naive::matmul_naive;
 use crate::cpu::threads::{self, Grain};
 
+/// What computes each band of the product.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Engine {
+    /// `matrixmultiply::sgemm`, whose own detection picks its kernel (built without AVX-512, it
+    /// never goes above what the AVX2 variant declares).
+    #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+    MatrixMultiply,
+    /// `sgemm_avx2::sgemm`, on a CPU with AVX2 and FMA (checked before each use: where they are
+    /// missing, `matrixmultiply` serves instead).
+    #[cfg(target_arch = "x86_64")]
+    Avx2Tiles,
+}
+
+impl Engine {
+    /// Rows of the engine's register tile: bands of the product are multiples of it.
+    fn tile_rows(self) -> usize {
+        match self {
+            Engine::MatrixMultiply => 8,
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx2Tiles => super::sgemm_avx2::MR,
+        }
+    }
+}
+
+/// The largest product (multiply-adds, `m·k·n`) the AVX2 tiles serve; `matrixmultiply` serves
+/// larger ones. Measured side by side (`benches/peers`, one thread, an AVX2 EPYC without
+/// AVX-512): the tiles ran 64² in 7.1 µs against 7.5 and 256² in 372 µs against 407, but 1024²
+/// in 26.7 ms against 25.3 (`matrixmultiply` packs `x` too, which pays off once `x` outgrows
+/// the caches; a strip of `x` read in place there crosses rows 4 KB apart). The bound sits
+/// between the measured sizes, at 512³.
+#[cfg(target_arch = "x86_64")]
+const TILES_UP_TO: usize = 1 << 27;
+
 /// `x: [m, k]` times `y: [k, n]`.
-pub(crate) fn gemm(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
     const OP: &str = "matmul";
     if x.dtype() != DType::F32 || y.dtype() != DType::F32 {
         return matmul_naive(x, y);
     }
     // `len = m·n` is checked: it fits `usize`, and its bytes `isize`.
     let (m, k, n, len) = rules::matmul_dims(x, y, DType::F32)?;
+    // Chosen for the whole product, never per band: the bits do not depend on the thread count.
+    #[cfg(target_arch = "x86_64")]
+    let engine = match engine {
+        Engine::Avx2Tiles
+            if len.saturating_mul(k) > TILES_UP_TO
+                || !(std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("fma")) =>
+        {
+            Engine::MatrixMultiply
+        }
+        engine => engine,
+    };
     let (xv, yv) = (x.host::<f32>(OP)?, y.host::<f32>(OP)?);
     let (xs, ys) = (
         &xv.storage()[x.storage_offset()..],
         &yv.storage()[y.storage_offset()..],
     );
     let mut out = host_buffer::<f32>(OP, len)?;
+    // The bytes of a packing buffer an engine could not allocate (0: none).
+    let refused_bytes = AtomicUsize::new(0);
     if len > 0 {
-        // Each stride is at most a storage's element count, which fits `isize` (its bytes do).
-        let stride = |s: usize| isize::try_from(s).unwrap_or(isize::MAX);
         let (xr, xc, yr, yc) = (
             x.strides()[0],
             x.strides()[1],
             y.strides()[0],
             y.strides()[1],
         );
-        // Parts of whole rows of the result (and of `x`), each its own sgemm; `y` is shared.
-        let all_written =
-            threads::for_each_part(&mut out.spare()[..len], grain(m, k, n), |start, part| {
-                let (row, rows) = (start / n, part.len() / n);
-                let Some(lhs) = xs.get(row.saturating_mul(xr)..) else {
-                    return false;
-                };
-                if start % n != 0 || part.len() % n != 0 {
-                    return false;
+        // Parts of whole rows of the result (and of `x`), each its own product; `y` is shared.
+        let grain = grain(m, k, n, engine.tile_rows());
+        let all_written = threads::for_each_part(&mut out.spare()[..len], grain, |start, part| {
+            let (row, rows) = (start / n, part.len() / n);
+            let Some(lhs) = xs.get(row.saturating_mul(xr)..) else {
+                return false;
+            };
+            if start % n != 0 || part.len() % n != 0 {
+                return false;
+            }
+            match engine {
+                Engine::MatrixMultiply => {
+                    matrixmultiply_band(rows, k, n, lhs, (xr, xc), ys, (yr, yc), part)
                 }
-                // SAFETY: every index sgemm forms into `lhs` is `i·xr + p·xc` for `i < rows`,
-                // `p < k`, that is the element `(row + i, p)` of the view `x` less `row·xr`; the
-                // tensor invariant puts every element of a view inside its storage from the view's
-                // offset on, so inside `xs`, and `row + i < m` (the part is rows `row..row + rows` of
-                // the m·n result): inside `lhs`. Likewise every index into `ys` is an element of the
-                // view `y`. `part` is `rows·n` writable values with row stride n (whole rows, checked
-                // above), exclusively borrowed, so it overlaps neither input. With beta = 0 sgemm
-                // never reads C and writes every one of its elements (with k = 0 it writes zeros).
-                unsafe {
-                    matrixmultiply::sgemm(
-                        rows,
-                        k,
-                        n,
-                        1.0,
-                        lhs.as_ptr(),
-                        stride(xr),
-                        stride(xc),
-                        ys.as_ptr(),
-                        stride(yr),
-                        stride(yc),
-                        0.0,
-                        part.as_mut_ptr().cast::<f32>(),
-                        stride(n),
-                        1,
-                    );
+                #[cfg(target_arch = "x86_64")]
+                Engine::Avx2Tiles => {
+                    use super::sgemm_avx2::{Refused, Strided, sgemm};
+                    let strided = |elements, row_stride, col_stride| Strided {
+                        elements,
+                        row_stride,
+                        col_stride,
+                    };
+                    // SAFETY: the CPU has AVX2 and FMA: `engine` stays `Avx2Tiles` only where
+                    // both were detected (above). `sgemm` checks every other requirement itself.
+                    match unsafe {
+                        sgemm(rows, k, n, strided(lhs, xr, xc), strided(ys, yr, yc), part)
+                    } {
+                        Ok(()) => true,
+                        Err(Refused::OutOfMemory { bytes }) => {
+                            refused_bytes.store(bytes, Ordering::Relaxed);
+                            false
+                        }
+                        Err(Refused::Layout) => false,
+                    }
                 }
-                true
-            });
+            }
+        });
+        let bytes = refused_bytes.load(Ordering::Relaxed);
+        if bytes != 0 {
+            return Err(DispatchError::out_of_memory(OP, bytes));
+        }
         if !all_written {
             return Err(DispatchError::kernel(
                 OP,
@@ -80,19 +129,63 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor) -> Result<Tensor> {
             ));
         }
         // SAFETY: the parts cover the result's `len` elements, each in exactly one part, and
-        // every part returned `true` after sgemm initialised all of it (above); `len` is the
-        // buffer's capacity.
+        // every part returned `true` after its engine initialised all of it (each engine's
+        // promise, below and in `sgemm_avx2::sgemm`); `len` is the buffer's capacity.
         unsafe { out.set_len(len) };
     }
     Tensor::from_host(out, &[m, n])
 }
 
+/// One band through `matrixmultiply::sgemm`: `rows` rows of the result from `lhs` (the band's
+/// first row of `x` on), every element written. `false` never: the signature matches the other
+/// engine's.
+#[allow(clippy::too_many_arguments)]
+fn matrixmultiply_band(
+    rows: usize,
+    k: usize,
+    n: usize,
+    lhs: &[f32],
+    (xr, xc): (usize, usize),
+    ys: &[f32],
+    (yr, yc): (usize, usize),
+    part: &mut [std::mem::MaybeUninit<f32>],
+) -> bool {
+    // Each stride is at most a storage's element count, which fits `isize` (its bytes do).
+    let stride = |s: usize| isize::try_from(s).unwrap_or(isize::MAX);
+    // SAFETY: every index sgemm forms into `lhs` is `i·xr + p·xc` for `i < rows`, `p < k`, that
+    // is the element `(row + i, p)` of the view `x` less `row·xr` (the caller sliced `lhs` from
+    // the band's first row); the tensor invariant puts every element of a view inside its
+    // storage from the view's offset on, and the band's rows are rows of the `m`-row result:
+    // inside `lhs`. Likewise every index into `ys` is an element of the view `y`. `part` is
+    // `rows·n` writable values with row stride n (whole rows, checked by the caller),
+    // exclusively borrowed, so it overlaps neither input. With beta = 0 sgemm never reads C and
+    // writes every one of its elements (with k = 0 it writes zeros).
+    unsafe {
+        matrixmultiply::sgemm(
+            rows,
+            k,
+            n,
+            1.0,
+            lhs.as_ptr(),
+            stride(xr),
+            stride(xc),
+            ys.as_ptr(),
+            stride(yr),
+            stride(yc),
+            0.0,
+            part.as_mut_ptr().cast::<f32>(),
+            stride(n),
+            1,
+        );
+    }
+    true
+}
+
 /// How a product splits across threads: below 2²¹ multiply-adds (a 128³ product) it runs on
-/// the calling thread; above, in parts of whole 8-row bands (the AVX2 and NEON kernels' row
+/// the calling thread; above, in parts of whole bands of `tile_rows` rows (the engine's register
 /// tile) of at least 2¹⁹ multiply-adds each, two per thread: each part packs all of `y` again,
-/// so parts are few and large (at 1024², four parts packing `y` ran 1.35× one thread, two
-/// ran …).
-fn grain(m: usize, k: usize, n: usize) -> Grain {
+/// so parts are few and large (at 1024², four parts packing `y` ran 1.35× one thread).
+fn grain(m: usize, k: usize, n: usize, tile_rows: usize) -> Grain {
     const PARALLEL_FROM: usize = 1 << 21;
     const MIN_PART: usize = 1 << 19;
     let per_row = k.saturating_mul(n).max(1);
@@ -106,7 +199,7 @@ fn grain(m: usize, k: usize, n: usize) -> Grain {
     }
     Grain {
         parallel_from: 0,
-        multiple: n.saturating_mul(8),
+        multiple: n.saturating_mul(tile_rows),
         min_part: MIN_PART.div_ceil(per_row).saturating_mul(n),
         parts_per_thread: 2,
     }

@@ -155,5 +155,5 @@ simd_kernels! {
 /// `matrixmultiply`'s sgemm, whose own detection picks its NEON kernel.
 #[kernel(op = switchyard::ops::matmul, key = CpuSimd, cpu = "neon", dtypes = "f32")]
 pub fn matmul_neon(x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    super::matmul::gemm(x, y)
+    super::matmul::gemm(x, y, super::matmul::Engine::MatrixMultiply)
 }
