@@ -18,7 +18,6 @@ use crate::cpu::threads::{self, Grain};
 pub(crate) enum Engine {
     /// `matrixmultiply::sgemm`, whose own detection picks its kernel (built without AVX-512, it
     /// never goes above what the AVX2 variant declares).
-    #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
     MatrixMultiply,
     /// `sgemm_avx2::sgemm`, on a CPU with AVX2 and FMA (checked before each use: where they are
     /// missing, `matrixmultiply` serves instead).
