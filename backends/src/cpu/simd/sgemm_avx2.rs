@@ -85,7 +85,8 @@ pub(crate) unsafe fn sgemm(
         return Ok(());
     }
     let mut pack: Vec<f32> = Vec::new();
-    let most = KC * NC.min(n).div_ceil(NR) * NR;
+    // The largest block of packed panels: `kc` rows of `y` by `nc` columns rounded up to 16.
+    let most = KC.min(k) * NC.min(n).div_ceil(NR) * NR;
     pack.try_reserve_exact(most)
         .map_err(|_| Refused::OutOfMemory {
             bytes: most * size_of::<f32>(),
