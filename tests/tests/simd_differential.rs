@@ -406,12 +406,19 @@ fn matmul_is_within_tolerance_of_naive() {
             let b = data(k * n, 12, -1.0, 1.0, false);
             let x = Tensor::from_slice::<f32>(&a, &[m, k]).unwrap();
             let y = Tensor::from_slice::<f32>(&b, &[k, n]).unwrap();
-            // `y` also as a view: the transpose of its column-major copy (strides 1 and k).
+            // Each operand also as a view: the transpose of its column-major copy (strides 1
+            // and the other extent), which on x86-64 sends `x` to `matrixmultiply`.
             let y_columns = Tensor::from_fn(&[n, k], |index| b[(index % k) * n + index / k]);
             let y_view = y_columns.t();
+            let x_columns = Tensor::from_fn(&[k, m], |index| a[(index % m) * k + index / m]);
+            let x_view = x_columns.t();
             let want = matmul::redispatch(NAIVE, &x, &y).unwrap().to_vec::<f32>();
-            for (operands, y) in [("contiguous", &y), ("y a transposed view", &y_view)] {
-                let got = run(&x, y).unwrap();
+            for (operands, x, y) in [
+                ("contiguous", &x, &y),
+                ("y a transposed view", &x, &y_view),
+                ("x a transposed view", &x_view, &y),
+            ] {
+                let got = run(x, y).unwrap();
                 assert_eq!(got.shape(), &[m, n]);
                 for (index, (&g, &w)) in got.to_vec::<f32>().iter().zip(&want).enumerate() {
                     let (i, j) = (index / n, index % n);
