@@ -171,8 +171,9 @@ simd_kernels! {
     mean_avx2 = mean,
 }
 
-/// Our 6 × 16 register tiles with FMA (`sgemm_avx2.rs`) up to 512³ multiply-adds (at 64² and
-/// 256² about 1.1× the `matrixmultiply` kernel), `matrixmultiply`'s AVX2+FMA kernel above.
+/// Our 6 × 16 register tiles with FMA (`sgemm_avx2.rs`) up to 512³ multiply-adds and for a
+/// row-major `x` (at 64² and 256² about 1.1× the `matrixmultiply` kernel), `matrixmultiply`'s
+/// AVX2+FMA kernel for the rest.
 #[kernel(op = switchyard::ops::matmul, key = CpuSimd, cpu = "avx2,fma", dtypes = "f32")]
 pub fn matmul_avx2(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     super::matmul::gemm(x, y, super::matmul::Engine::Avx2Tiles)

@@ -17,7 +17,7 @@
 //! | `add` `sub` `mul` `div` `neg` `relu` `relu_backward` | 8 lanes | 16 lanes | 4 lanes |
 //! | `exp` | 4 `f64` lanes | 8 `f64` lanes (≈2× AVX2) | 2 `f64` lanes |
 //! | `sum` `mean` | 32 `f32` accumulators (4 vectors) | 32 (2 vectors) | 32 (8 vectors) |
-//! | `matmul` | 6 × 16 FMA tiles (`sgemm_avx2.rs`) to 512³, then `matrixmultiply` | — | `matrixmultiply` (NEON) |
+//! | `matmul` | 6 × 16 FMA tiles (`sgemm_avx2.rs`) to 512³ with a row-major `x`, else `matrixmultiply` | — | `matrixmultiply` (NEON) |
 //! | `full` | — | — | — |
 //!
 //! On an AVX-512 CPU `matmul` runs its AVX2 variant: variants are chosen per op.

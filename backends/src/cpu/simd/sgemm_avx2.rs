@@ -4,8 +4,9 @@
 //! Why not `matrixmultiply` (which serves larger products, and NEON): measured side by side on
 //! one core, these tiles ran 64² and 256² products about 1.1× faster; the difference is the
 //! small products' fixed costs (`matrixmultiply` packs both operands; here only `y` is packed,
-//! once per block of 256 rows of `k` × 256 columns). From about 1024² `matrixmultiply` is
-//! faster (it packs `x` too): `matmul.rs` picks by the product's size.
+//! once per block of 256 rows of `k` × 256 columns). From about 1024², and for an `x` whose rows
+//! are not contiguous (a transposed view), `matrixmultiply` is faster (it packs `x` too):
+//! `matmul.rs` picks by the product's size and `x`'s layout.
 //!
 //! Blocking: for each block of `NC` columns and `KC` rows of `y` (its panels, 16 columns each,
 //! zero-padded at the right edge, fit the core's L2), every 6-row strip of `x` meets every
