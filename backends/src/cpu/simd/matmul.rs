@@ -1,8 +1,10 @@
 //! `matmul` of `f32` on the CPU SIMD backend: the product cut into bands of whole rows (threads),
-//! each band computed by one engine. On x86-64 (AVX2+FMA) that is our register-tiled kernel
-//! (`sgemm_avx2.rs`); on aarch64 the `matrixmultiply` crate (packed panels, cache blocking and a
-//! NEON microkernel; pure Rust, well kept). Both take any row and column strides, so transposed
-//! and sliced `f32` operands need no copy; other dtypes take the naive kernel.
+//! each band computed by one engine. On x86-64 (AVX2+FMA) our register-tiled kernel
+//! (`sgemm_avx2.rs`) serves products up to 512³ multiply-adds with a row-major `x`
+//! (`TILES_UP_TO`), and the `matrixmultiply` crate (packed panels, cache blocking and a
+//! microkernel per ISA; pure Rust, well kept) the rest; on aarch64 `matrixmultiply` serves all.
+//! Both take any row and column strides, so transposed and sliced `f32` operands need no copy;
+//! other dtypes take the naive kernel.
 
 #![allow(unsafe_code)] // one call into each engine: raw pointers and strides, or target features
 
