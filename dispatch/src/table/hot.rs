@@ -60,52 +60,38 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     /// The slot `keys` selects in the fast table (its column and key index), with the table:
     /// what [`OpTable::probe_exact`] reads, for the boxed path, which also looks at the slot's
     /// boxed fallback. `None` where `probe_exact` finds nothing.
+    ///
+    /// `keys`' column, masked by its fast mask, highest key. The column is a `DTypeColumn`
+    /// (below `NUM_COLUMNS`) and the slot index below 32, so neither index is bounds-checked; the
+    /// base table sits at a fixed offset in the op, so reading it costs no instruction.
     #[inline(always)]
+    #[allow(unsafe_code)]
     pub(super) fn fast_slot(
         &'static self,
         keys: DispatchKeySet,
     ) -> Option<(&'static Table<F>, DTypeColumn, usize)> {
         let column = self.column_of[(keys.bits() >> DType::KEY_SHIFT) as usize];
-        let masked = key_bits(keys.bits()) & self.fast_mask(column);
+        // `Acquire`: a non-zero mask proves the base table set (below). On x86-64, the same one
+        // `mov` as a `Relaxed` load. One expression: a `let` of the mask alone measured one
+        // instruction more (a register copy).
+        let masked =
+            key_bits(keys.bits()) & self.fast_masks[column.index()].load(Ordering::Acquire);
         if masked == 0 {
             return None;
         }
-        Some((self.published_base(), column, highest_slot(masked)))
+        // SAFETY: `get_published` needs the table set, its setting visible here. The column's
+        // mask is not zero (`masked` is not). Masks are stored only by `OpTable::publish`, with `Release`,
+        // after the base table is set, which is never unset (an op's masks start at 0, and
+        // `publish` sets `base` before its first store of a mask): the `Acquire` load above
+        // synchronises with that store, so the setting happens before this read.
+        let table = unsafe { self.base.get_published() };
+        Some((table, column, highest_slot(masked)))
     }
 
-    /// `keys`' column, masked by its fast mask, highest key, one load. The column is a
-    /// `DTypeColumn` (below `NUM_COLUMNS`) and the slot index below 32, so neither index is
-    /// bounds-checked; the base table sits at a fixed offset in the op, so reading it costs no
-    /// instruction (`published_base`).
+    /// The kernel in [`OpTable::fast_slot`]'s slot, if the slot has one.
     #[inline(always)]
     fn fast_kernel(&'static self, keys: DispatchKeySet) -> Option<F> {
-        let column = self.column_of[(keys.bits() >> DType::KEY_SHIFT) as usize];
-        let masked = key_bits(keys.bits()) & self.fast_mask(column);
-        if masked == 0 {
-            return None;
-        }
-        self.published_base().slots[column.index()][highest_slot(masked)]
-    }
-
-    /// The column's fast mask, loaded with `Acquire`: non-zero only once the base table is set
-    /// (`OpTable::publish` stores the masks with `Release` after setting it), which the load then
-    /// makes visible. On x86-64 and in a `Relaxed` load's place, the same one `mov`.
-    #[inline(always)]
-    fn fast_mask(&self, column: DTypeColumn) -> u32 {
-        self.fast_masks[column.index()].load(Ordering::Acquire)
-    }
-
-    /// The base table, read without testing that it is set. Call it only after
-    /// [`OpTable::fast_mask`] returned a non-zero mask on this thread.
-    #[inline(always)]
-    #[allow(unsafe_code)]
-    fn published_base(&'static self) -> &'static Table<F> {
-        // SAFETY: `get_published` needs the table set, its setting visible here. Callers reach
-        // this only after `fast_mask` loaded a non-zero mask with `Acquire` (`fast_kernel`,
-        // `fast_slot`: they return `None` on a zero one). Masks are stored only by
-        // `OpTable::publish`, with `Release`, after the base table is set and never unset (the
-        // table starts with all masks 0, and `publish` sets `base` before its first store of a
-        // mask): the load synchronises with that store, so the setting happens before this read.
-        unsafe { self.base.get_published() }
+        let (table, column, slot) = self.fast_slot(keys)?;
+        table.slots[column.index()][slot]
     }
 }
