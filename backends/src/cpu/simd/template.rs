@@ -128,12 +128,13 @@ pub(crate) fn zip(
     // Element by element: for a shape this short, cheaper than the `memcmp` call of `!=`.
     let same_shape = xshape.len() == yshape.len() && xshape.iter().zip(yshape).all(|(a, b)| a == b);
     // Of the broadcasts, a row broadcast (a bias over a batch) stays here too.
-    let rows = match same_shape {
-        true => None,
-        false => match broadcast_rows(xshape, yshape) {
-            Some(rows) => Some(rows),
-            None => return naive(x, y),
-        },
+    let rows = if same_shape {
+        None
+    } else {
+        let Some(rows) = broadcast_rows(xshape, yshape) else {
+            return naive(x, y);
+        };
+        Some(rows)
     };
     let (Some(xv), Some(yv)) = (contiguous_f32(op, x)?, contiguous_f32(op, y)?) else {
         return naive(x, y);
