@@ -5,8 +5,9 @@
 use switchyard::DTypeColumn;
 use switchyard::cpu::{CpuFeatures, CpuPolicy};
 use switchyard::ops::{
-    add, div, exp, matmul, mean, mul, neg, relu, relu_backward, sub, sum, try_add, try_div,
-    try_exp, try_matmul, try_mean, try_mul, try_neg, try_relu, try_relu_backward, try_sub, try_sum,
+    add, contiguous, div, exp, matmul, mean, mul, neg, relu, relu_backward, sub, sum, try_add,
+    try_div, try_exp, try_matmul, try_mean, try_mul, try_neg, try_relu, try_relu_backward, try_sub,
+    try_sum,
 };
 use switchyard::{DispatchKey, DispatchKeySet, Result, SlotOrigin, Tensor};
 use switchyard_tests::simd_check::{
@@ -408,11 +409,17 @@ fn matmul_is_within_tolerance_of_naive() {
             let y = Tensor::from_slice::<f32>(&b, &[k, n]).unwrap();
             // Each operand also as a view: the transpose of its column-major copy (strides 1
             // and the other extent), which on x86-64 sends `x` to `matrixmultiply`.
-            let y_columns = Tensor::from_fn(&[n, k], |index| b[(index % k) * n + index / k]);
-            let y_view = y_columns.t();
-            let x_columns = Tensor::from_fn(&[k, m], |index| a[(index % m) * k + index / m]);
-            let x_view = x_columns.t();
+            let y_view = contiguous(&y.t()).t();
+            let x_view = contiguous(&x.t()).t();
             let want = matmul::redispatch(NAIVE, &x, &y).unwrap().to_vec::<f32>();
+            // Per element: `k` ulps of the sum of its terms' magnitudes.
+            let tolerance: Vec<f32> = (0..m * n)
+                .map(|index| {
+                    let (i, j) = (index / n, index % n);
+                    let magnitude: f32 = (0..k).map(|p| (a[i * k + p] * b[p * n + j]).abs()).sum();
+                    k as f32 * f32::EPSILON * magnitude + f32::MIN_POSITIVE
+                })
+                .collect();
             for (operands, x, y) in [
                 ("contiguous", &x, &y),
                 ("y a transposed view", &x, &y_view),
@@ -422,10 +429,8 @@ fn matmul_is_within_tolerance_of_naive() {
                 assert_eq!(got.shape(), &[m, n]);
                 for (index, (&g, &w)) in got.to_vec::<f32>().iter().zip(&want).enumerate() {
                     let (i, j) = (index / n, index % n);
-                    let magnitude: f32 = (0..k).map(|p| (a[i * k + p] * b[p * n + j]).abs()).sum();
-                    let tolerance = k as f32 * f32::EPSILON * magnitude + f32::MIN_POSITIVE;
                     assert!(
-                        (g - w).abs() <= tolerance,
+                        (g - w).abs() <= tolerance[index],
                         "matmul {name} {operands} {m}x{k}x{n} [{i},{j}]: {g} vs {w}"
                     );
                 }
