@@ -133,7 +133,7 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
         if !all_written {
             return Err(DispatchError::kernel(
                 OP,
-                "a part of the CPU SIMD matmul was not whole rows of the result (a defect: please report it)",
+                "a part of the CPU SIMD matmul was not written: not whole rows of the result, or operands its engine found too short for their shapes (a defect: please report it)",
             ));
         }
         // SAFETY: the parts cover the result's `len` elements, each in exactly one part, and

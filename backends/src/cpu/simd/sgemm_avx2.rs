@@ -146,7 +146,9 @@ pub(crate) unsafe fn sgemm(
 }
 
 /// Packs rows `pc..pc + kc` and columns `jc..jc + nc` of `y` into `pack`: panel after panel of
-/// `kc` rows × 16 columns, the columns beyond `nc` zero.
+/// `kc` rows × 16 columns, the columns beyond `nc` zero. At most `KC.min(k)` × `NC.min(n)`
+/// rounded up to 16 elements: within the capacity `sgemm` reserved fallibly, so these
+/// `extend`s never allocate (and never abort).
 fn pack_panels(pack: &mut Vec<f32>, y: Strided<'_>, pc: usize, kc: usize, jc: usize, nc: usize) {
     pack.clear();
     for q in 0..nc.div_ceil(NR) {
