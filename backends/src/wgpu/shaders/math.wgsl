@@ -12,8 +12,8 @@ const QUIET_NAN_BITS: u32 = 0x7fc00000u;
 const SMALLEST_NORMAL_BITS: u32 = 0x00800000u;
 
 // max(x, 0) as the CPU computes it: 0 for a negative number (−inf included), x itself for NaN,
-// ±0 and positive numbers. Decided on the bits: Mesa's GL compiles `select(v, 0.0, v < 0.0)` to
-// a `max` that turns NaN into 0, and WGSL's `max` leaves NaN to the driver.
+// ±0 and positive numbers. Decided on the bits: on Mesa's GL `select(v, 0.0, v < 0.0)` gives 0
+// for a NaN `v`, and WGSL's `max` leaves NaN to the driver.
 fn relu_f32(x: f32) -> f32 {
     let bits = bitcast<u32>(x);
     let magnitude = bits & MAGNITUDE;
