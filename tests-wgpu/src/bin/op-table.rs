@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use switchyard_backends::testing::op_table;
-use switchyard_tests_wgpu::readme_table::{table_path, replaced};
+use switchyard_tests_wgpu::readme_table::{replaced, table_path};
 
 fn main() -> ExitCode {
     let table = op_table();
