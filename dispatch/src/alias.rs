@@ -1,7 +1,7 @@
 //! Alias keys and the key a registration names.
 //!
 //! A runtime [`DispatchKey`] is one slot of every op's table. An [`AliasKey`] stands for several
-//! slots at once and only exists at registration: the table build (DESIGN §3) decides which slots
+//! slots at once and only exists at registration: the table build (`resolve.rs`) decides which slots
 //! an alias kernel fills. [`KernelKey`] is what a registration names: either.
 
 use std::fmt;

@@ -3,7 +3,7 @@
 
 use std::fmt::{self, Write as _};
 
-use crate::alias::KernelKey;
+use crate::alias::{AliasKey, KernelKey};
 use crate::boxing::Stack;
 use crate::cpu::{CpuFeatures, CpuPolicy, Verdict};
 use crate::dtype::{ColumnSet, DTypeColumn};
@@ -252,7 +252,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// Every op, its schema, and its kernels with provenance (crate, file:line).
 ///
-/// An op with no kernel and no body is flagged: the usual cause is a kernel crate that the binary
+/// An op whose calls would find no kernel at all is flagged (`no kernels`, the missing-kernel
+/// error's "no kernels registered at all"): the usual cause is a kernel crate that the binary
 /// never names, so the linker dropped it.
 pub fn dump() -> String {
     let ops = ops();
@@ -306,10 +307,21 @@ pub fn dump() -> String {
                 meta.location
             );
         }
-        if registrations.is_empty() && !op.has_composite() {
+        // The ops whose calls fail with "no kernels registered at all": nothing at a runtime key
+        // and nothing that fills one (a body, a `CompositeExplicit` kernel). A kernel at the
+        // `Autograd` alias alone serves no call that does not require grad.
+        let fills_a_key = |key: &KernelKey| {
+            key.runtime().is_some() || *key == KernelKey::Alias(AliasKey::CompositeExplicit)
+        };
+        if !op.has_composite() && !registrations.iter().any(|(key, _)| fills_a_key(key)) {
+            let only = if registrations.is_empty() {
+                ""
+            } else {
+                " but at alias keys"
+            };
             let _ = writeln!(
                 out,
-                "  (no kernels: is the crate that provides them linked? name it once, e.g. \
+                "  (no kernels{only}: is the crate that provides them linked? name it once, e.g. \
                  `use my_kernels as _;`)"
             );
         }

@@ -37,8 +37,8 @@ macro_rules! dispatch_keys {
             $($(#[doc = $doc])* $key = $bit,)*
         }
 
-        /// Number of runtime keys; every op table has one slot per key (rounded up to 64, see
-        /// `table/mod.rs`).
+        /// Number of runtime keys; every op table has one slot per key (its slot count, in
+        /// `table/mod.rs`, is at least this).
         pub const NUM_KEYS: usize = [$(DispatchKey::$key),*].len();
 
         impl DispatchKey {

@@ -1,5 +1,6 @@
-//! Computing an op's table from its registrations (DESIGN §3). Runs at first use and again after
-//! every runtime (de)registration; never on the call path.
+//! Computing an op's table from its registrations, by the precedence rules (ARCHITECTURE.md,
+//! "Precedence"). Runs at first use and again after every runtime (de)registration; never on the
+//! call path.
 //!
 //! **Invariant:** the result depends only on the *set* of registrations: they are sorted by an
 //! explicit key (key, location, name) before use.

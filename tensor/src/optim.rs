@@ -2,9 +2,10 @@
 //! [`no_grad`], on the parameters' own devices.
 //!
 //! ```
-//! # use switchyard_backends as _; // the kernels
-//! use switchyard_tensor::optim::{Optimizer, Sgd};
-//! use switchyard_tensor::{Tensor, ops};
+//! use switchyard::optim::{Optimizer, Sgd};
+//! use switchyard::{Tensor, ops};
+//! use switchyard_backends as _; // the kernels
+//!
 //! let mut w = Tensor::vector(&[4.0]);
 //! w.requires_grad_(true);
 //! let mut sgd = Sgd::new(vec![w.clone()], 0.25);

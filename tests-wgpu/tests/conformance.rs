@@ -64,14 +64,7 @@ fn every_served_case_is_right_and_every_other_says_why() {
     if !gpu_or_skip("every_served_case_is_right_and_every_other_says_why") {
         return;
     }
-    let mut conformance = wgpu_conformance();
-    let adapter = switchyard_backends::wgpu::adapter_info().unwrap();
-    if adapter.backend.to_string() == "gl" {
-        // GLSL does not promise NaN and -0.0 through comparisons: on Mesa's GL `relu` turns
-        // NaN and -0.0 into 0 (CI skips `special_values` there for the same reason).
-        conformance = conformance.without_special_values(&["relu", "relu_"]);
-    }
-    let report = conformance
+    let report = wgpu_conformance()
         .run()
         .unwrap_or_else(|failures| panic!("{failures}"));
     println!("{report}");

@@ -3,7 +3,7 @@
 //! workgroup size (256) and the reduction chunk (2048), and large ones (several reduction passes).
 
 use switchyard::ops::{
-    add, full, matmul, mean, mul, neg, relu, sub, sum, try_add, try_matmul, try_mul,
+    add, full, matmul, mean, mul, neg, relu, slice, sub, sum, try_add, try_matmul, try_mul,
 };
 use switchyard::{DType, Device, ErrorKind, Tensor};
 use switchyard_tests_wgpu::{
@@ -90,6 +90,22 @@ fn special_values(backend: Backend) {
         // exp(100) is inf and exp(-120) is 0 in f32 on both sides (exp(-100) would be subnormal,
         // which GPUs may flush to 0); relu keeps NaN.
         assert_matches(name, backend.0, &op(&xd), &expected, Tolerance::Exact, None);
+    }
+    // The same values as a stepped view: the strided shaders decide them alike.
+    let values = x.to_vec::<f32>();
+    let x = Tensor::from_fn(&[18], |i| values[i / 2]);
+    let (x, xd) = (slice(&x, 0, 0, 18, 2), slice(&backend.put(&x), 0, 0, 18, 2));
+    for (name, op, _) in UNARY {
+        let expected = naive(|| op(&x));
+        let what = format!("{name} of a stepped view");
+        assert_matches(
+            &what,
+            backend.0,
+            &op(&xd),
+            &expected,
+            Tolerance::Exact,
+            None,
+        );
     }
 }
 

@@ -1,4 +1,4 @@
-//! Alias keys (DESIGN §3): `CompositeExplicit`, the op body (`CompositeImplicit`), and `Autograd`
+//! Alias keys: `CompositeExplicit`, the op body (`CompositeImplicit`), and `Autograd`
 //! over the per-backend autograd keys; and the slot for calls with no dispatchable argument.
 
 use std::sync::atomic::{AtomicUsize, Ordering};

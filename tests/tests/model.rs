@@ -1,14 +1,15 @@
-//! Model-based property test of table computation and dispatch (DESIGN §3).
+//! Model-based property test of table computation and dispatch (the precedence rules of
+//! ARCHITECTURE.md).
 //!
 //! Random sets of runtime registrations (kernels at random keys, a composite body or not,
 //! `CompositeExplicit`, the `Autograd` alias, per-op fallthroughs, boxed fallbacks and
 //! fallthrough fallbacks) and random calls (argument keys, thread-local includes and excludes),
-//! typed and boxed. What runs must be what a small reference model of DESIGN §3 predicts.
+//! typed and boxed. What runs must be what a small reference model of those rules predicts.
 //!
 //! With the dtype dimension: each kernel serves random dtype columns (half of them every column),
 //! each call's argument carries random dtype bits (none, one or several), and includes and
 //! excludes carry random dtype bits too (which guards must ignore). The model resolves the call's
-//! column as DESIGN §3 with only the kernels that serve it.
+//! column by the same rules with only the kernels that serve it.
 //!
 //! With autograd pairing: includes, excludes and arguments carry any autograd keys; the call
 //! consults only the one paired with its highest backend key (the model's `paired`).
@@ -159,7 +160,7 @@ enum Outcome {
     Mismatch,
 }
 
-// ---- the reference model: DESIGN §3, written out directly ----
+// ---- the reference model: the precedence rules, written out directly ----
 
 fn device_of(key: DispatchKey) -> Option<DispatchKeySet> {
     match key {

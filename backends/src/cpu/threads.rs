@@ -26,8 +26,8 @@
 //!   workers; the caller never waits for a worker to start, only for parts a worker has begun,
 //!   so the parts a descheduled worker never got to are done by whoever runs. So when a
 //!   neighbour process holds a core, an op runs at about the speed of the cores left: never far
-//!   below one thread's (within 1.35× of it in the README's busy-neighbour run, where a pool
-//!   that waits at a barrier for every worker took up to 260× longer).
+//!   below one thread's (within 1.35× of it in the busy-neighbour run of benches/README.md,
+//!   where a pool that waits at a barrier for every worker took up to 260× longer).
 //!
 //! The pool is built at the first op large enough to use it (no thread starts before), and again
 //! by each [`set_num_threads`] that changes the count; an op that is running keeps the pool it

@@ -1,4 +1,4 @@
-//! The table of standard ops × backends × dtypes that README.md shows, generated from the
+//! The table of standard ops × backends × dtypes that docs/ops.md shows, generated from the
 //! registry: what is registered, not what anyone remembers to write down.
 
 use std::fmt::Write as _;

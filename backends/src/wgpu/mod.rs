@@ -1,5 +1,7 @@
-//! The GPU backend, through [wgpu](https://wgpu.rs) (Vulkan, Metal, DX12): kernels for every
-//! standard op at [`DispatchKey::Wgpu`](switchyard::DispatchKey::Wgpu), written in WGSL.
+//! The GPU backend, through [wgpu](https://wgpu.rs): kernels for every standard op at
+//! [`DispatchKey::Wgpu`](switchyard::DispatchKey::Wgpu), written in WGSL. It runs on Vulkan, Metal
+//! and DX12, and on GL (through EGL) where there is no Vulkan driver: on a machine with neither,
+//! Mesa's llvmpipe through GL is the adapter.
 //!
 //! Compiled with the crate feature `wgpu`. Tensors get to the GPU with
 //! [`Tensor::to`](switchyard::Tensor::to) and back the same way, or with `to_vec`:
@@ -34,7 +36,7 @@
 //! and `i64` → `bool`; `arange` makes `f32` and `i64`, `rand` and `randn` `f32` (element `i` from
 //! the same Philox4x32-10 counter as on the CPU: `rand` bit for bit, `randn` within a few ulp).
 //! Every kernel but `to`, `to_dtype` and `copy_` declares the dtypes it serves, so dumps and the
-//! README's table show them.
+//! table of docs/ops.md show them.
 //!
 //! Any layout is served: views (`transpose`, `narrow`, `slice`, `select`, `permute`, `expand`,
 //! …) share the GPU buffer, and every op reads them in place.

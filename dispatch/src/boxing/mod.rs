@@ -1,5 +1,5 @@
 //! Boxed calls: every op can also be called with a [`Stack`] of [`Value`]s, and every boxed
-//! fallback sees its arguments that way (DESIGN §4).
+//! fallback sees its arguments that way.
 //!
 //! The typed path never boxes: a typed call that lands on a boxed slot (a fallback) is boxed there,
 //! by the adapter the `#[op]` macro generates, and unboxed again when the fallback redispatches to

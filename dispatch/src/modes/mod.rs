@@ -2,9 +2,11 @@
 //! tools: a profile as Chrome trace JSON ([`Profile::to_chrome_trace`], for Perfetto), a graph as
 //! Graphviz DOT ([`Graph::to_dot`]).
 //!
-//! Each is an ordinary `#[fallback]` at its mode key, written only against the public API — the
-//! proof that users can write their own: a thread-local include guard turns the key on, the
-//! fallback sees every op call boxed, does its work, and redispatches below its key.
+//! Each is a boxed fallback at a key of the library's own (`BuiltinTrace`, `BuiltinProfile`),
+//! registered through the crate-private `FallbackRegistration::builtin` (the one door to those
+//! keys, so users' `Tracing` and `Profiler` stay free); otherwise it works as a user's
+//! `#[fallback]` does: a thread-local include guard turns the key on, the fallback sees every op
+//! call boxed, does its work, and redispatches below its key.
 
 mod chrome;
 mod dot;

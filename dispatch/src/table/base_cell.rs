@@ -1,8 +1,8 @@
 //! The cell that holds an op's base table: a `OnceLock` the hot path can read without testing
 //! whether it is set.
 //!
-//! Why not `OnceLock` itself: its `get` loads and tests the cell's state on every call (three
-//! instructions of the hot path's thirty). The hot path already learns that the base table is
+//! Why not `OnceLock` itself: its `get` loads and tests the cell's state on every call (a load, a
+//! test and a branch on the hot path). The hot path already learns that the base table is
 //! set from another load it needs anyway: a column's fast mask is non-zero only after the table
 //! was set (`OpTable::publish` sets the table, *then* stores the masks with `Release`; the hot path
 //! loads a mask with `Acquire`). So the hot path reads the table through

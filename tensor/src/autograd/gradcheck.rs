@@ -121,8 +121,9 @@ impl From<DispatchError> for GradcheckError {
 /// Use it to test a derivative you register (`#[kernel(op = …, key = Autograd)]`):
 ///
 /// ```
-/// # use switchyard_backends as _; // the kernels
-/// use switchyard_tensor::{Tensor, autograd, ops};
+/// use switchyard::{Tensor, autograd, ops};
+/// use switchyard_backends as _; // the kernels
+///
 /// let mut x = Tensor::from_vec(vec![0.5f64, -1.0, 2.0], &[3]).unwrap();
 /// x.requires_grad_(true);
 /// autograd::gradcheck(|t| ops::try_mul(&t[0], &ops::try_exp(&t[0])?), &[x]).unwrap();

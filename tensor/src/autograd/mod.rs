@@ -26,10 +26,50 @@
 //!   the op (a missing kernel at its autograd key); [`warn_not_implemented`] makes it a warning.
 //!   Ops with a body (composites: the in-place ops, `softmax`, `cross_entropy`, …) are
 //!   differentiated through their decomposition and need no derivative of their own.
-//! - **Your own derivative:** `#[kernel(op = "my_op", key = Autograd)]` taking the call's keys,
-//!   as the standard ops' do (`autograd/formulas.rs`); check it with [`gradcheck`].
 //! - Not yet: higher-order gradients (backward runs under `no_grad`), `retain_grad` of
 //!   non-leaves, ops with several tensor results.
+//!
+//! # Your own derivative
+//!
+//! A derivative is a kernel at the `Autograd` alias key, taking the call's keys: it runs the op
+//! below autograd, then [`record`]s how to take a gradient back through it, from what it
+//! [saved](SavedTensor). [`gradcheck`] compares it with finite differences.
+//!
+//! ```
+//! use switchyard::autograd::{self, SavedTensor};
+//! use switchyard::{AliasKey, DispatchKeySet, Tensor, kernel, op, ops};
+//! use switchyard_backends as _; // the kernels
+//!
+//! /// x³. Its body makes it run on every backend that has `mul`.
+//! #[op(name = "docs::cube")]
+//! pub fn cube(x: &Tensor) -> Tensor {
+//!     ops::try_mul(&ops::try_mul(x, x)?, x)
+//! }
+//!
+//! /// d(x³)/dx = 3x², for every backend. Without it, autograd would go through the body's `mul`s.
+//! #[kernel(op = "cube", key = Autograd)]
+//! fn cube_autograd(keys: DispatchKeySet, x: &Tensor) -> switchyard::Result<Tensor> {
+//!     let out = cube::redispatch(keys.below(AliasKey::Autograd), x)?;
+//!     let saved = SavedTensor::new("docs::cube", x)?;
+//!     Ok(autograd::record("docs::cube", &[x], out, move |grad| {
+//!         let x = saved.get()?;
+//!         let x2 = ops::try_mul(x, x)?;
+//!         let three_x2 = ops::try_add(&x2, &ops::try_add(&x2, &x2)?)?;
+//!         Ok(vec![Some(ops::try_mul(grad, &three_x2)?)])
+//!     }))
+//! }
+//!
+//! fn main() {
+//!     let mut x = Tensor::vector(&[2.0]);
+//!     x.requires_grad_(true);
+//!     ops::sum(&cube(&x)).backward();
+//!     assert_eq!(x.grad().unwrap().to_vec::<f32>(), [12.0]);
+//!
+//!     let mut x = Tensor::from_vec(vec![0.5f64, -1.5], &[2]).unwrap();
+//!     x.requires_grad_(true);
+//!     autograd::gradcheck(|t| try_cube(&t[0]), &[x]).unwrap();
+//! }
+//! ```
 
 mod engine;
 mod formulas;

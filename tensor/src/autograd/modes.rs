@@ -24,8 +24,9 @@ pub struct NoGradGuard {
 /// and an evaluation loop run under (PyTorch's `torch.no_grad()`).
 ///
 /// ```
-/// # use switchyard_backends as _; // the kernels
-/// use switchyard_tensor::{Tensor, autograd, ops};
+/// use switchyard::{Tensor, autograd, ops};
+/// use switchyard_backends as _; // the kernels
+///
 /// let mut w = Tensor::vector(&[1.0, 2.0]);
 /// w.requires_grad_(true);
 /// {
@@ -74,8 +75,9 @@ impl Drop for InferenceDepth {
 /// tensors made inside have no version counter ([`Tensor::is_inference`](crate::Tensor::is_inference)).
 ///
 /// ```
-/// # use switchyard_backends as _; // the kernels
-/// use switchyard_tensor::{Tensor, autograd, ops};
+/// use switchyard::{Tensor, autograd, ops};
+/// use switchyard_backends as _; // the kernels
+///
 /// let x = {
 ///     let _inference = autograd::inference_mode();
 ///     ops::mul(&Tensor::vector(&[1.0, 2.0]), &Tensor::scalar(3.0))

@@ -52,11 +52,9 @@ pub(crate) fn any_requires_grad(inputs: &[&Tensor]) -> bool {
 /// unwind-safe (no `Cell` or `RefCell` inside), so that tensors stay `UnwindSafe`.
 ///
 /// ```
-/// # extern crate switchyard_dispatch as switchyard; // what `switchyard` re-exports
-/// # use switchyard_backends as _; // the kernels
-/// use switchyard::{AliasKey, DispatchKeySet, kernel, op};
-/// use switchyard_tensor::autograd::{self, SavedTensor};
-/// use switchyard_tensor::{Tensor, ops};
+/// use switchyard::autograd::{self, SavedTensor};
+/// use switchyard::{AliasKey, DispatchKeySet, Tensor, kernel, op, ops};
+/// use switchyard_backends as _; // the kernels
 ///
 /// #[op(name = "docs::square")]
 /// pub fn square(x: &Tensor) -> Tensor {

@@ -110,8 +110,9 @@ impl Tensor {
     /// Panics with the error of [`Tensor::try_backward`].
     ///
     /// ```
-    /// # use switchyard_backends as _; // the kernels
-    /// use switchyard_tensor::{Tensor, ops};
+    /// use switchyard::{Tensor, ops};
+    /// use switchyard_backends as _; // the kernels
+    ///
     /// let mut x = Tensor::vector(&[1.0, 2.0, 3.0]);
     /// x.requires_grad_(true);
     /// let loss = ops::sum(&ops::mul(&x, &x)); // Σ x²

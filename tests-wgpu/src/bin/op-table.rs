@@ -1,11 +1,11 @@
-//! Prints README.md's table of ops × backends × dtypes, generated from the registry of a binary
-//! that links every backend; with `--write`, puts it into README.md between its markers
+//! Prints docs/ops.md's table of ops × backends × dtypes, generated from the registry of a binary
+//! that links every backend; with `--write`, puts it into docs/ops.md between its markers
 //! (`tests/readme_table.rs` fails while the two differ).
 
 use std::process::ExitCode;
 
 use switchyard_backends::testing::op_table;
-use switchyard_tests_wgpu::readme_table::{readme_path, replaced};
+use switchyard_tests_wgpu::readme_table::{replaced, table_path};
 
 fn main() -> ExitCode {
     let table = op_table();
@@ -13,12 +13,12 @@ fn main() -> ExitCode {
         print!("{table}");
         return ExitCode::SUCCESS;
     }
-    let path = readme_path();
+    let path = table_path();
     let written = std::fs::read_to_string(&path)
         .map_err(|e| format!("reading {}: {e}", path.display()))
-        .and_then(|readme| replaced(&readme, &table))
-        .and_then(|readme| {
-            std::fs::write(&path, readme).map_err(|e| format!("writing {}: {e}", path.display()))
+        .and_then(|doc| replaced(&doc, &table))
+        .and_then(|doc| {
+            std::fs::write(&path, doc).map_err(|e| format!("writing {}: {e}", path.display()))
         });
     match written {
         Ok(()) => {

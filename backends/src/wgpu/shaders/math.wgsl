@@ -11,6 +11,18 @@ const QUIET_NAN_BITS: u32 = 0x7fc00000u;
 // Magnitudes below this are subnormal (or zero).
 const SMALLEST_NORMAL_BITS: u32 = 0x00800000u;
 
+// max(x, 0) as the CPU computes it: 0 for a negative number (−inf included), x itself for NaN,
+// ±0 and positive numbers. Decided on the bits: on Mesa's GL `select(v, 0.0, v < 0.0)` gives 0
+// for a NaN `v`, and WGSL's `max` leaves NaN to the driver.
+fn relu_f32(x: f32) -> f32 {
+    let bits = bitcast<u32>(x);
+    let magnitude = bits & MAGNITUDE;
+    if (bits & SIGN_BIT) != 0u && magnitude != 0u && magnitude <= INFINITY_BITS {
+        return 0.0;
+    }
+    return x;
+}
+
 // ln(x): -inf at ±0, NaN below 0 and at NaN, +inf at +inf. A subnormal x = m·2⁻¹⁴⁹ is computed
 // as ln(m) − 149·ln 2, so a GPU that flushes subnormals still gives its logarithm.
 fn log_f32(x: f32) -> f32 {

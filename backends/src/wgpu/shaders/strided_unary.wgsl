@@ -43,9 +43,7 @@ fn relu_strided(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) g
                 @builtin(local_invocation_index) local: u32) {
     let i = index(wg, groups, local);
     if i < params.n {
-        let v = x[offsets(i).x];
-        // `select`, not `max`: NaN stays NaN, as on the CPU (see `unary.wgsl`).
-        out[i] = select(v, 0.0, v < 0.0);
+        out[i] = relu_f32(x[offsets(i).x]); // NaN stays NaN on every driver (`math.wgsl`)
     }
 }
 

@@ -1,5 +1,5 @@
 // Elementwise ops of one operand: `out[i] = f(x[i])`. Same grid as `binary.wgsl`. The pipelines
-// prepend `math.wgsl` (`log_f32`, `tanh_f32`, `sigmoid_f32`, `sqrt_f32`).
+// prepend `math.wgsl` (`relu_f32`, `log_f32`, `tanh_f32`, `sigmoid_f32`, `sqrt_f32`).
 
 struct Params {
     n: u32,       // elements
@@ -33,9 +33,7 @@ fn relu(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
         @builtin(local_invocation_index) local: u32) {
     let i = index(wg, groups, local);
     if i < params.n {
-        let v = x[i];
-        // `select`, not `max`: NaN stays NaN (NaN < 0 is false), as on the CPU.
-        out[i] = select(v, 0.0, v < 0.0);
+        out[i] = relu_f32(x[i]); // NaN stays NaN on every driver (`math.wgsl`)
     }
 }
 
