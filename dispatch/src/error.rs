@@ -154,6 +154,16 @@ pub enum ErrorKind {
         /// What went wrong.
         message: String,
     },
+    /// A kernel (or an op's body) returned its own error type: that error is this one's
+    /// [`source`](std::error::Error::source), and the message prints its chain.
+    KernelFailed {
+        /// The op's name.
+        op: &'static str,
+        /// The key the failing kernel was registered at (`CompositeImplicit` for an op's body).
+        key: crate::KernelKey,
+        /// The kernel's error.
+        source: crate::kernel_error::KernelSource,
+    },
     /// An element count or byte size that does not fit: the product of a shape (or an output's
     /// `m·n`) beyond `usize::MAX`, or its byte size beyond `isize::MAX`, the largest allocation.
     SizeOverflow {
@@ -245,6 +255,7 @@ impl DispatchError {
             | ErrorKind::Unboxed { op, .. }
             | ErrorKind::Shape { op, .. }
             | ErrorKind::Kernel { op, .. }
+            | ErrorKind::KernelFailed { op, .. }
             | ErrorKind::SizeOverflow { op, .. }
             | ErrorKind::OutOfMemory { op, .. } => op,
             ErrorKind::DuplicateFallback { .. } => "(every op)",
@@ -268,7 +279,16 @@ impl fmt::Debug for DispatchError {
     }
 }
 
-impl std::error::Error for DispatchError {}
+impl std::error::Error for DispatchError {
+    /// The error a kernel returned, for [`ErrorKind::KernelFailed`]: `downcast_ref` reaches the
+    /// kernel's own type.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &*self.kind {
+            ErrorKind::KernelFailed { source, .. } => Some(source.error()),
+            _ => None,
+        }
+    }
+}
 
 impl fmt::Display for DispatchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -434,6 +454,20 @@ impl fmt::Display for DispatchError {
             }
             ErrorKind::Shape { op, message } => write!(f, "op `{op}`: shape error: {message}"),
             ErrorKind::Kernel { op, message } => write!(f, "op `{op}`: {message}"),
+            ErrorKind::KernelFailed { op, key, source } => {
+                write!(
+                    f,
+                    "op `{op}`: the kernel at `{key}` failed: {}",
+                    source.error()
+                )?;
+                // The chain, so that a plain call's panic says what caused the failure.
+                let mut cause = source.error().source();
+                while let Some(error) = cause {
+                    write!(f, ": {error}")?;
+                    cause = error.source();
+                }
+                Ok(())
+            }
             ErrorKind::SizeOverflow { op, shapes, what } => {
                 let shapes: Vec<String> = shapes.iter().map(|s| format!("{s:?}")).collect();
                 let noun = if shapes.len() == 1 { "shape" } else { "shapes" };

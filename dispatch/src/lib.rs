@@ -36,6 +36,7 @@ mod dtype;
 mod error;
 mod family;
 mod handle;
+mod kernel_error;
 mod key;
 #[cfg(test)]
 mod layering;
@@ -64,6 +65,7 @@ pub use dtype::{ColumnSet, DType, DTypeColumn, DTypeKind, DTypeSet, NUM_COLUMNS,
 pub use error::{DispatchError, ErrorKind, Location};
 pub use family::{DeviceName, device_name, families, family_name, family_of};
 pub use handle::{call_boxed, dump, find_op, op_named, ops};
+pub use kernel_error::KernelSource;
 pub use key::{DispatchKey, DispatchKeySet, KeyGroup, NUM_KEYS};
 pub use local::{KeyGuard, LocalKeys, exclude, include, local_keys, with_excluded};
 pub use modes::{profile, trace};

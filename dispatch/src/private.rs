@@ -13,6 +13,7 @@ pub use crate::dtype::ColumnSet;
 pub use crate::error::{DispatchError, ErrorKind, Location};
 pub use crate::family::SWITCHYARD_DEVICE_NAMES as DEVICE_NAMES;
 pub use crate::handle::compute_table_uncached;
+pub use crate::kernel_error::kernel_result;
 pub use crate::key::{DispatchKey, DispatchKeySet};
 pub use crate::origin::KernelMeta;
 pub use crate::registration::Registration;
@@ -111,32 +112,49 @@ pub fn boxed_type(info: &OpInfo, argument: &'static str, mismatch: TypeMismatch)
     })
 }
 
-/// What an op's body (its composite kernel) may end in: the op's result `T`, or
-/// `Result<T, DispatchError>`, so that the body can use `?` on the `try_` forms of other ops and
-/// end in `Ok(…)`. The generated composite returns `Result<T, DispatchError>` either way.
+/// What an op's body (its composite kernel) may end in: the op's result `T`, or `Result<T, E>`
+/// for `DispatchError` (so that the body can use `?` on the `try_` forms of other ops and end in
+/// `Ok(…)`) or for any error type of the user's (kept as the `DispatchError`'s source, at key
+/// `CompositeImplicit`). The generated composite returns `Result<T, DispatchError>` either way.
 #[diagnostic::on_unimplemented(
-    message = "an op's body must end in the op's result type `{T}` or in `Result<{T}, DispatchError>`, not `{Self}`",
+    message = "an op's body must end in the op's result type `{T}` or in `Result<{T}, E>` (`E` an error type, e.g. `DispatchError`), not `{Self}`",
     label = "the body ends here"
 )]
 pub trait BodyResult<T> {
-    /// The body's value as the composite's result.
-    fn into_result(self) -> Result<T, DispatchError>;
+    /// The body's value as the composite's result; `op` is the op's name.
+    fn into_result(self, op: &'static str) -> Result<T, DispatchError>;
 }
 
 #[diagnostic::do_not_recommend]
 impl<T> BodyResult<T> for T {
     #[inline(always)]
-    fn into_result(self) -> Result<T, DispatchError> {
+    fn into_result(self, _: &'static str) -> Result<T, DispatchError> {
         Ok(self)
     }
 }
 
 #[diagnostic::do_not_recommend]
-impl<T> BodyResult<T> for Result<T, DispatchError> {
+impl<T, E: std::error::Error + Send + Sync + 'static> BodyResult<T> for Result<T, E> {
     #[inline(always)]
-    fn into_result(self) -> Result<T, DispatchError> {
-        self
+    fn into_result(self, op: &'static str) -> Result<T, DispatchError> {
+        kernel_result(self, op, KernelKey::Alias(AliasKey::CompositeImplicit))
     }
+}
+
+/// The error type of a kernel's `Result` return type, as written (`switchyard::Result<T>`,
+/// `Result<T, MyError>`): what a `Result`-returning kernel's registration checks its signature
+/// against (`fn(…) -> Result<T, Self::Error>`), so that any error type is accepted.
+#[diagnostic::on_unimplemented(
+    message = "a `#[kernel]` that returns `{Self}` must return `Result<T, E>`, with `T` the op's result and `E` an error type (`DispatchError` or your own)",
+    label = "not a `Result<T, E>`"
+)]
+pub trait KernelReturn {
+    /// `E` of `Result<T, E>`.
+    type Error;
+}
+
+impl<T, E> KernelReturn for Result<T, E> {
+    type Error = E;
 }
 
 /// Unwraps a plain op call's result, panicking with the error's message at the caller.

@@ -2,8 +2,9 @@
 //! typed registration in the op's kernel slice; after an error, into the function alone.
 
 use proc_macro2::TokenStream;
-use quote::quote;
-use syn::{ItemFn, LitStr, parse_quote_spanned};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{ItemFn, LitStr, ReturnType, parse_quote_spanned};
 
 use super::ast::{KernelAttr, OpRef};
 use crate::keys::{self, KeyRef};
@@ -48,36 +49,47 @@ pub fn registration(function: &ItemFn, attr: &KernelAttr, op: &OpRef, key: &KeyR
         )
     };
     let location = location(&private, ident.span());
-    // The signature this kernel is checked against, its trait, and its adapter to `KernelFn`.
+    // The signature this kernel is checked against, its trait, and its adapter to `KernelFn`. A
+    // kernel returning `Result` is checked against `Result<T, E>` for the `E` it names (its error
+    // becomes a `DispatchError` in the adapter, naming op and key).
     let keyed = sig::takes_keys_first(&function.sig);
     let fallible = sig::returns_result(&function.sig.output);
     let (signature, kernel_trait, lift) = match (keyed, fallible) {
-        (false, false) => (quote!(Signature), quote!(__Kernel), Some(quote!(__lift))),
+        (false, false) => (quote!(Signature), quote!(__Kernel), quote!(__lift)),
         (false, true) => (
-            quote!(FallibleSignature),
-            quote!(__FallibleKernel),
-            Some(quote!(__lift_fallible)),
+            quote!(__AnyErrorSignature),
+            quote!(__AnyErrorKernel),
+            quote!(__lift_any),
         ),
         (true, false) => (
             quote!(KeyedSignature),
             quote!(__KeyedKernel),
-            Some(quote!(__lift_keyed)),
+            quote!(__lift_keyed),
         ),
-        // Already in the table's form.
-        (true, true) => (quote!(KernelFn), quote!(__KeyedFallibleKernel), None),
-    };
-    // Every name this block declares is mangled: the block also holds the `#[target_feature]`
-    // entry, whose types are the user's and must not resolve to these.
-    let (lift_import, adapted) = match lift {
-        Some(lift) => (
-            quote!(#lift as __switchyard_lift,),
-            quote!(__switchyard_lift::<__SwitchyardKernel>),
-        ),
-        None => (
-            quote!(),
-            quote!(<__SwitchyardKernel as __SwitchyardOpKernel>::KERNEL),
+        (true, true) => (
+            quote!(__KeyedAnyErrorSignature),
+            quote!(__KeyedAnyErrorKernel),
+            quote!(__lift_keyed_any),
         ),
     };
+    let (error_items, signature_ty) = match &function.sig.output {
+        ReturnType::Type(_, output) if fallible => {
+            let span = output.span();
+            let error = quote_spanned!(span=> <#output as #private::KernelReturn>::Error);
+            (
+                quote! {
+                    type Error = #error;
+                    const KEY: #private::KernelKey = #key;
+                },
+                quote!(__SwitchyardOpSignature<Self::Error>),
+            )
+        }
+        _ => (TokenStream::new(), quote!(__SwitchyardOpSignature)),
+    };
+    let (lift_import, adapted) = (
+        quote!(#lift as __switchyard_lift,),
+        quote!(__switchyard_lift::<__SwitchyardKernel>),
+    );
     let meta = quote!(#private::KernelMeta {
         name: #name,
         location: #location,
@@ -110,9 +122,10 @@ pub fn registration(function: &ItemFn, attr: &KernelAttr, op: &OpRef, key: &KeyR
 
             struct __SwitchyardKernel;
             impl __SwitchyardOpKernel for __SwitchyardKernel {
+                #error_items
                 // `*&kernel_fn` carries the user's spans, so clippy would lint it as theirs.
                 #[allow(clippy::deref_addrof)]
-                const KERNEL: __SwitchyardOpSignature = #reference;
+                const KERNEL: #signature_ty = #reference;
             }
 
             #[#private::linkme::distributed_slice(__SWITCHYARD_OP_KERNELS)]
