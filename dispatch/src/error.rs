@@ -49,6 +49,9 @@ pub enum ErrorKind {
     MissingKernel {
         /// The op's name.
         op: &'static str,
+        /// The op's Rust item by its path from its crate's root (`my_crate::ops::cube`), for
+        /// the `#[kernel(op = …)]` the message suggests.
+        item: String,
         /// The key the dispatcher tried.
         key: DispatchKey,
         /// The call's key set after thread-local includes and excludes.
@@ -295,6 +298,7 @@ impl fmt::Display for DispatchError {
         match &*self.kind {
             ErrorKind::MissingKernel {
                 op,
+                item,
                 key,
                 call_keys,
                 column,
@@ -356,10 +360,11 @@ impl fmt::Display for DispatchError {
                     crate::KeyGroup::Autograd => write!(
                         f,
                         "an argument requires grad (it carries `{key}`), and `{op}` has no \
-                         derivative; add one with `#[kernel(op = \"{op}\", key = Autograd)]` \
+                         derivative; add one with {} \
                          (one kernel serves every backend), or compute it without autograd \
                          (under `no_grad()`, or on detached arguments); switchyard's tensors also \
-                         offer `autograd::warn_not_implemented()`, which makes this a warning"
+                         offer `autograd::warn_not_implemented()`, which makes this a warning",
+                        derivative_kernel(item)
                     ),
                     _ => write!(
                         f,
@@ -486,6 +491,18 @@ impl fmt::Display for DispatchError {
     }
 }
 
+/// The `#[kernel]` attribute that registers a derivative for the op whose Rust item is `item`
+/// (`c::ops::cube`), in the two spellings that compile: from the op's own crate and from another.
+pub fn derivative_kernel(item: &str) -> String {
+    match item.split_once("::") {
+        Some((krate, within)) => format!(
+            "`#[kernel(op = crate::{within}, key = Autograd)]` in crate `{krate}` (from another \
+             crate: `op = {item}`)"
+        ),
+        None => format!("`#[kernel(op = {item}, key = Autograd)]`"),
+    }
+}
+
 /// A byte count in binary units, for messages: `4 TiB`, `1.5 GiB`, `12 bytes`.
 struct Binary(usize);
 
@@ -542,6 +559,7 @@ mod tests {
     fn missing_kernel_with_no_kernels_blames_linking() {
         let err = DispatchError::new(ErrorKind::MissingKernel {
             op: "mul",
+            item: "my_crate::mul".to_owned(),
             key: DispatchKey::CpuSimd,
             call_keys: DispatchKeySet::CPU,
             column: DTypeColumn::Untyped,

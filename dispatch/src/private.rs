@@ -10,7 +10,7 @@ pub use crate::arg::DispatchArg;
 pub use crate::boxing::{BoxedResult, FromValue, Stack, TypeMismatch, Unbox};
 pub use crate::cpu::CpuFeatures;
 pub use crate::dtype::ColumnSet;
-pub use crate::error::{DispatchError, ErrorKind, Location};
+pub use crate::error::{DispatchError, ErrorKind, Location, derivative_kernel};
 pub use crate::family::SWITCHYARD_DEVICE_NAMES as DEVICE_NAMES;
 pub use crate::handle::compute_table_uncached;
 pub use crate::kernel_error::kernel_result;
@@ -156,6 +156,18 @@ pub trait KernelReturn {
 impl<T, E> KernelReturn for Result<T, E> {
     type Error = E;
 }
+
+/// What a `Result`-returning kernel's error type must be: the bound of its registration, in our
+/// words (the blanket impl is not recommended, so rustc reports this trait, not `Error`).
+#[diagnostic::on_unimplemented(
+    message = "a `#[kernel]`'s error type must implement `std::error::Error + Send + Sync + 'static`; `{Self}` does not",
+    label = "this error type",
+    note = "return `switchyard::Result<T>` with a `DispatchError` (e.g. `DispatchError::kernel(op, message)` for a message), or your own error type implementing `std::error::Error`"
+)]
+pub trait KernelError: std::error::Error + Send + Sync + 'static {}
+
+#[diagnostic::do_not_recommend]
+impl<E: std::error::Error + Send + Sync + 'static> KernelError for E {}
 
 /// Unwraps a plain op call's result, panicking with the error's message at the caller.
 #[inline(always)]

@@ -57,6 +57,7 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
         Span::call_site(),
     );
     let name_lit = LitStr::new(name, Span::call_site());
+    let item_lit = LitStr::new(&ident.to_string(), Span::call_site());
     let arity = params.len();
     let (arg_keys, kernel, keys, depth) = (
         local("arg_keys"),
@@ -180,6 +181,7 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
                             name: #name_lit,
                             schema: #schema,
                             location: #location,
+                            item: #item_lit,
                             arity: #arity,
                             mixes_devices: #mixes_devices,
                         },
@@ -328,13 +330,13 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
                 // A kernel returning `Result<_, E>` for any error type: its error becomes a
                 // `DispatchError` naming the op and `KEY`, in the kernel's own adapter.
                 pub trait __SwitchyardAnyErrorKernel {
-                    type Error: ::core::error::Error + ::core::marker::Send + ::core::marker::Sync + 'static;
+                    type Error: #private::KernelError;
                     const KEY: #private::KernelKey;
                     const KERNEL: __SwitchyardAnyErrorSignature<Self::Error>;
                 }
 
                 pub trait __SwitchyardKeyedAnyErrorKernel {
-                    type Error: ::core::error::Error + ::core::marker::Send + ::core::marker::Sync + 'static;
+                    type Error: #private::KernelError;
                     const KEY: #private::KernelKey;
                     const KERNEL: __SwitchyardKeyedAnyErrorSignature<Self::Error>;
                 }
