@@ -145,14 +145,18 @@ fn is_screaming(name: &str) -> bool {
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
-/// The key (or, for `#[kernel]`, alias) that `name` misspells, if it differs from one only in
-/// case and underscores.
+/// The key (or, for `#[kernel]`, alias) that `name` misspells: one that differs only in case and
+/// underscores, or (for names of six letters or more, so that a short constant such as `GPU`
+/// stays the user's) in two letters at most.
 fn did_you_mean(name: &str, with_aliases: bool) -> Option<&'static str> {
     let aliases: &[&'static str] = if with_aliases { ALIASES } else { &[] };
-    KEYS.iter()
-        .chain(aliases)
-        .copied()
-        .find(|k| folded(k) == folded(name))
+    let name = folded(name);
+    let keys = || KEYS.iter().chain(aliases).copied();
+    keys().find(|k| folded(k) == name).or_else(|| {
+        (name.len() >= 6)
+            .then(|| keys().find(|k| crate::kernel::distance(&folded(k), &name) <= 2))
+            .flatten()
+    })
 }
 
 fn folded(name: &str) -> String {

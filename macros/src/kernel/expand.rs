@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{ItemFn, LitStr, ReturnType, parse_quote_spanned};
+use syn::{Ident, ItemFn, LitStr, Path, ReturnType, parse_quote_spanned};
 
 use super::ast::{KernelAttr, OpRef};
 use crate::keys::{self, KeyRef};
@@ -20,17 +20,47 @@ pub fn unregistered(mut function: ItemFn, op: Option<&OpRef>) -> ItemFn {
     if let Some(op) = op {
         // Names the op, so that the user's import of it counts as used, and rustc reports an
         // unknown op on its token, at import resolution (with the other errors, not after them).
-        let OpRef { path, span } = op;
-        let statement = parse_quote_spanned!(*span=> #[allow(unused_imports)] use #path as _;);
+        let (root, path) = rooted(&op.path);
+        let statement = parse_quote_spanned!(op.span=> #[allow(unused_imports)] use #path as _;);
         function.block.stmts.insert(0, statement);
+        if !root.is_empty() {
+            function
+                .block
+                .stmts
+                .insert(0, parse_quote_spanned!(op.span=> #root));
+        }
     }
     function
+}
+
+/// The op's path, imported from its first segment alone when that is a plain name: rustc then
+/// reports an unknown name as "no external crate `x`", not with a `cargo add` suggestion (its
+/// words for a path whose first segment is unknown). The `use` of the first segment, if any, and
+/// the path to import from.
+fn rooted(path: &Path) -> (TokenStream, Path) {
+    let Some(first) = path.segments.first() else {
+        return (TokenStream::new(), path.clone());
+    };
+    let plain = path.leading_colon.is_none()
+        && first.arguments.is_none()
+        && !matches!(
+            first.ident.to_string().as_str(),
+            "self" | "super" | "crate" | "Self"
+        );
+    if !plain {
+        return (TokenStream::new(), path.clone());
+    }
+    let ident = &first.ident;
+    let root = Ident::new("__SwitchyardOpRoot", ident.span());
+    let mut rest = path.clone();
+    rest.segments[0].ident = root.clone();
+    (quote_spanned!(ident.span()=> use #ident as #root;), rest)
 }
 
 /// The function and its registration, from the validated attribute.
 pub fn registration(function: &ItemFn, attr: &KernelAttr, op: &OpRef, key: &KeyRef) -> TokenStream {
     let private = private(attr.krate.as_ref());
-    let op = &op.path;
+    let (op_root, op) = rooted(&op.path);
     let key = keys::kernel_key(key, &private);
     let cpu = attr.cpu.as_ref();
     let overrides = attr.overrides.is_some();
@@ -112,6 +142,7 @@ pub fn registration(function: &ItemFn, attr: &KernelAttr, op: &OpRef, key: &KeyR
         #[allow(unsafe_code)] // linkme's `link_section`; a `#[target_feature]` kernel's entry
         const _: () = {
             // The op's items are imported once, so that an unknown op is one error, not one per use.
+            #op_root
             use #op::{
                 KernelFn as __SwitchyardKernelFn, #signature as __SwitchyardOpSignature,
                 #kernel_trait as __SwitchyardOpKernel, #lift_import
