@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Ident, ItemFn, LitStr, Path, ReturnType, parse_quote_spanned};
+use syn::{ItemFn, LitStr, Path, ReturnType, parse_quote_spanned};
 
 use super::ast::{KernelAttr, OpRef};
 use crate::keys::{self, KeyRef};
@@ -33,10 +33,10 @@ pub fn unregistered(mut function: ItemFn, op: Option<&OpRef>) -> ItemFn {
     function
 }
 
-/// The op's path, imported from its first segment alone when that is a plain name: rustc then
-/// reports an unknown name as "no external crate `x`", not with a `cargo add` suggestion (its
-/// words for a path whose first segment is unknown). The `use` of the first segment, if any, and
-/// the path to import from.
+/// The op's path, with its first segment imported alone first when that is a plain name: rustc
+/// then reports an unknown name as "no external crate `x`", not with a `cargo add` suggestion
+/// (its words for a path whose first segment is unknown). The `use` of the first segment, if
+/// any, and the path to import from.
 fn rooted(path: &Path) -> (TokenStream, Path) {
     let Some(first) = path.segments.first() else {
         return (TokenStream::new(), path.clone());
@@ -50,11 +50,12 @@ fn rooted(path: &Path) -> (TokenStream, Path) {
     if !plain {
         return (TokenStream::new(), path.clone());
     }
+    // Re-imported under its own name, so that rustc's messages name it as the user wrote it.
     let ident = &first.ident;
-    let root = Ident::new("__SwitchyardOpRoot", ident.span());
-    let mut rest = path.clone();
-    rest.segments[0].ident = root.clone();
-    (quote_spanned!(ident.span()=> use #ident as #root;), rest)
+    (
+        quote_spanned!(ident.span()=> #[allow(unused_imports)] use #ident as #ident;),
+        path.clone(),
+    )
 }
 
 /// The function and its registration, from the validated attribute.

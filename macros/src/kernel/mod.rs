@@ -69,6 +69,18 @@ fn resolve_op(attr: &mut KernelAttr, errors: &mut Errors) {
             );
             attr.op = None;
         }
+        scope::Scope::NotAnOp => {
+            let name = single.unwrap_or_default();
+            errors.at(
+                op.span,
+                format!(
+                    "`{name}` is a plain function, not an op: `op =` takes the Rust item declared \
+                     with `#[op]`; declare it with `#[op]` (its body then becomes the op's \
+                     composite kernel), or name the op this kernel implements"
+                ),
+            );
+            attr.op = None;
+        }
         scope::Scope::Unclear => {}
     }
 }

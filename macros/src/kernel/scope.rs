@@ -15,6 +15,8 @@ pub enum Scope {
     /// The single-segment name cannot be in scope: nothing in the file declares or imports it.
     /// With the ops this file declares, for "did you mean".
     Unknown(Vec<String>),
+    /// The single-segment name is a function this file declares without `#[op]`.
+    NotAnOp,
     /// The file cannot tell (or the name is there): rustc resolves it.
     Unclear,
 }
@@ -38,6 +40,15 @@ pub fn lookup(span: Span, single: Option<&str>, string: Option<&str>) -> Scope {
         return Scope::NamedItem(ident);
     }
     match single {
+        Some(name)
+            // Declared here without `#[op]`, and named nowhere else (not imported, not called).
+            if file.plain_fns.iter().any(|f| f == name)
+                && !file.ops.iter().any(|(_, op)| op == name)
+                && file.idents.iter().filter(|i| *i == name).count()
+                    == file.plain_fns.iter().filter(|f| *f == name).count() =>
+        {
+            Scope::NotAnOp
+        }
         Some(name) if !file.glob && !file.idents.iter().any(|i| i == name) => Scope::Unknown(
             file.ops
                 .iter()
@@ -71,6 +82,8 @@ struct FileFacts {
     glob: bool,
     /// Each `#[op]` item: its `name = "…"` if given, and the function's name.
     ops: Vec<(Option<String>, Ident)>,
+    /// Every function's name (`fn x`), with or without `#[op]`.
+    plain_fns: Vec<String>,
 }
 
 impl FileFacts {
@@ -86,6 +99,9 @@ impl FileFacts {
                         i >= 2 && is_punct(&tokens[i - 1], '=') && is_ident(&tokens[i - 2], "op");
                     if !is_op_value {
                         self.idents.push(ident.to_string());
+                    }
+                    if i >= 1 && is_ident(&tokens[i - 1], "fn") {
+                        self.plain_fns.push(ident.to_string());
                     }
                 }
                 TokenTree::Punct(p) if p.as_char() == '*' && (after_path_sep || in_use_list) => {
