@@ -104,9 +104,10 @@ pub use runtime::{register_fallback, register_fallthrough, set_dispatch_trace};
 /// op makes `try_op` return that op's error (and the plain `op` panic with its message) instead
 /// of panicking inside the body. The body runs in a function returning
 /// `Result<T, DispatchError>`, so an early `return` is `return Ok(value)` or
-/// `return Err(error)`; the body's last expression may be either `value` or `Ok(value)`, or a
-/// `Result<T, E>` of your own error type `E` (as for kernels: the `try_` call's error then names
-/// the op at `CompositeImplicit`, with `E` as its `source()`). Use the
+/// `return Err(error)`; the body's last expression may be either `value` or `Ok(value)`. Your
+/// own error type becomes one with
+/// `.map_err(|e| DispatchError::kernel_failed("my::op", AliasKey::CompositeImplicit, e))`, which
+/// keeps it as the `source()`. Use the
 /// `try_` forms in a body whenever `try_op` must not panic.
 ///
 /// Every argument and result type must have a boxed form ([`ToValue`], [`FromValue`]; see

@@ -112,32 +112,34 @@ pub fn boxed_type(info: &OpInfo, argument: &'static str, mismatch: TypeMismatch)
     })
 }
 
-/// What an op's body (its composite kernel) may end in: the op's result `T`, or `Result<T, E>`
-/// for `DispatchError` (so that the body can use `?` on the `try_` forms of other ops and end in
-/// `Ok(…)`) or for any error type of the user's (kept as the `DispatchError`'s source, at key
-/// `CompositeImplicit`). The generated composite returns `Result<T, DispatchError>` either way.
+/// What an op's body (its composite kernel) may end in: the op's result `T`, or
+/// `Result<T, DispatchError>`, so that the body can use `?` on the `try_` forms of other ops and
+/// end in `Ok(…)`. The generated composite returns `Result<T, DispatchError>` either way. (Not
+/// `Result<T, E>` for any `E`, as kernels may: a body ending in `Ok(…)` would leave `E`
+/// uninferred. A body turns its own error into one with `DispatchError::kernel_failed`.)
 #[diagnostic::on_unimplemented(
-    message = "an op's body must end in the op's result type `{T}` or in `Result<{T}, E>` (`E` an error type, e.g. `DispatchError`), not `{Self}`",
+    message = "an op's body must end in the op's result type `{T}` or in `Result<{T}, DispatchError>`, not `{Self}`",
+    note = "a body's own error type becomes a `DispatchError` with `.map_err(|e| DispatchError::kernel_failed(op, AliasKey::CompositeImplicit, e))`",
     label = "the body ends here"
 )]
 pub trait BodyResult<T> {
-    /// The body's value as the composite's result; `op` is the op's name.
-    fn into_result(self, op: &'static str) -> Result<T, DispatchError>;
+    /// The body's value as the composite's result.
+    fn into_result(self) -> Result<T, DispatchError>;
 }
 
 #[diagnostic::do_not_recommend]
 impl<T> BodyResult<T> for T {
     #[inline(always)]
-    fn into_result(self, _: &'static str) -> Result<T, DispatchError> {
+    fn into_result(self) -> Result<T, DispatchError> {
         Ok(self)
     }
 }
 
 #[diagnostic::do_not_recommend]
-impl<T, E: std::error::Error + Send + Sync + 'static> BodyResult<T> for Result<T, E> {
+impl<T> BodyResult<T> for Result<T, DispatchError> {
     #[inline(always)]
-    fn into_result(self, op: &'static str) -> Result<T, DispatchError> {
-        kernel_result(self, op, KernelKey::Alias(AliasKey::CompositeImplicit))
+    fn into_result(self) -> Result<T, DispatchError> {
+        self
     }
 }
 

@@ -1,10 +1,12 @@
-//! A kernel, or an op's body, may return its own error type: the `try_` call's `DispatchError`
+//! A kernel may return its own error type (an op's body, through `kernel_failed`): the `try_` call's `DispatchError`
 //! names the op and the key, keeps the kernel's error as its `source()`, and prints the chain.
 
 use std::error::Error;
 use std::fmt;
 
-use switchyard::{DispatchError, DispatchKeySet, ErrorKind, KernelKey, Tensor, kernel, op};
+use switchyard::{
+    AliasKey, DispatchError, DispatchKeySet, ErrorKind, KernelKey, Tensor, kernel, op,
+};
 use switchyard_backends as _;
 
 /// A user's error, with a cause of its own.
@@ -112,8 +114,8 @@ fn a_dispatch_error_is_returned_as_is() {
     assert!(err.source().is_none());
 }
 
-// An op's body may end in its own error type (its value; `return` and `?` stay the
-// `DispatchError`'s): the key is `CompositeImplicit`.
+// An op's body turns its own error into a `DispatchError` with `kernel_failed` (a body ending in
+// `Ok(…)` could not infer a generic error type), keeping it as the source.
 #[op(name = "kernel_errors::body")]
 pub fn body(x: &Tensor) -> Tensor {
     if x.numel() > 2 {
@@ -124,6 +126,9 @@ pub fn body(x: &Tensor) -> Tensor {
     } else {
         Ok(x.clone())
     }
+    .map_err(|e| {
+        DispatchError::kernel_failed("kernel_errors::body", AliasKey::CompositeImplicit, e)
+    })
 }
 
 #[test]

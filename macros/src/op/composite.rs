@@ -9,13 +9,11 @@ use super::spans::{first_span, local};
 /// The composite function (the op's body, under a mangled name in the op's own scope so that the
 /// body resolves names exactly as written) and the table's `Option` for it.
 ///
-/// The body may end in a `T` or in a `Result<T, E>` (`Ok(…)`, `E` a `DispatchError` or the user's
-/// own error type), and may use `?` on the `try_` forms of other ops: the composite returns
-/// `Result<T, DispatchError>`, so `?` returns the inner error from it, and `BodyResult` turns
-/// either ending into that `Result` (a user's error becomes the source of one naming `name`).
+/// The body may end in a `T` or in a `Result<T, DispatchError>` (`Ok(…)`), and may use `?` on the
+/// `try_` forms of other ops: the composite returns `Result<T, DispatchError>`, so `?` returns the
+/// inner error from it, and `BodyResult` turns either ending into that `Result`.
 pub fn kernel(
     op: &OpFn,
-    name: &str,
     output_ty: &TokenStream,
     private: &TokenStream,
 ) -> (TokenStream, TokenStream) {
@@ -27,9 +25,8 @@ pub fn kernel(
     let inputs = &op.sig.inputs;
     let value = local("value");
     let output_span = first_span(output_ty);
-    let name = syn::LitStr::new(name, proc_macro2::Span::call_site());
     let into_result = quote_spanned! {output_span=>
-        <_ as #private::BodyResult<#output_ty>>::into_result(#value, #name)
+        <_ as #private::BodyResult<#output_ty>>::into_result(#value)
     };
     let function = quote! {
         #[doc(hidden)]
