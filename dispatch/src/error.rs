@@ -49,6 +49,9 @@ pub enum ErrorKind {
     MissingKernel {
         /// The op's name.
         op: &'static str,
+        /// The op's Rust item by its path from its crate's root (`my_crate::ops::cube`), for
+        /// the `#[kernel(op = …)]` the message suggests.
+        item: String,
         /// The key the dispatcher tried.
         key: DispatchKey,
         /// The call's key set after thread-local includes and excludes.
@@ -154,6 +157,16 @@ pub enum ErrorKind {
         /// What went wrong.
         message: String,
     },
+    /// A kernel (or an op's body) returned its own error type: that error is this one's
+    /// [`source`](std::error::Error::source), and the message prints its chain.
+    KernelFailed {
+        /// The op's name.
+        op: &'static str,
+        /// The key the failing kernel was registered at (`CompositeImplicit` for an op's body).
+        key: crate::KernelKey,
+        /// The kernel's error.
+        source: crate::kernel_error::KernelSource,
+    },
     /// An element count or byte size that does not fit: the product of a shape (or an output's
     /// `m·n`) beyond `usize::MAX`, or its byte size beyond `isize::MAX`, the largest allocation.
     SizeOverflow {
@@ -245,6 +258,7 @@ impl DispatchError {
             | ErrorKind::Unboxed { op, .. }
             | ErrorKind::Shape { op, .. }
             | ErrorKind::Kernel { op, .. }
+            | ErrorKind::KernelFailed { op, .. }
             | ErrorKind::SizeOverflow { op, .. }
             | ErrorKind::OutOfMemory { op, .. } => op,
             ErrorKind::DuplicateFallback { .. } => "(every op)",
@@ -268,13 +282,23 @@ impl fmt::Debug for DispatchError {
     }
 }
 
-impl std::error::Error for DispatchError {}
+impl std::error::Error for DispatchError {
+    /// The error a kernel returned, for [`ErrorKind::KernelFailed`]: `downcast_ref` reaches the
+    /// kernel's own type.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &*self.kind {
+            ErrorKind::KernelFailed { source, .. } => Some(source.error()),
+            _ => None,
+        }
+    }
+}
 
 impl fmt::Display for DispatchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &*self.kind {
             ErrorKind::MissingKernel {
                 op,
+                item,
                 key,
                 call_keys,
                 column,
@@ -336,10 +360,11 @@ impl fmt::Display for DispatchError {
                     crate::KeyGroup::Autograd => write!(
                         f,
                         "an argument requires grad (it carries `{key}`), and `{op}` has no \
-                         derivative; add one with `#[kernel(op = \"{op}\", key = Autograd)]` \
+                         derivative; add one with {} \
                          (one kernel serves every backend), or compute it without autograd \
                          (under `no_grad()`, or on detached arguments); switchyard's tensors also \
-                         offer `autograd::warn_not_implemented()`, which makes this a warning"
+                         offer `autograd::warn_not_implemented()`, which makes this a warning",
+                        derivative_kernel(item)
                     ),
                     _ => write!(
                         f,
@@ -434,6 +459,20 @@ impl fmt::Display for DispatchError {
             }
             ErrorKind::Shape { op, message } => write!(f, "op `{op}`: shape error: {message}"),
             ErrorKind::Kernel { op, message } => write!(f, "op `{op}`: {message}"),
+            ErrorKind::KernelFailed { op, key, source } => {
+                write!(
+                    f,
+                    "op `{op}`: the kernel at `{key}` failed: {}",
+                    source.error()
+                )?;
+                // The chain, so that a plain call's panic says what caused the failure.
+                let mut cause = source.error().source();
+                while let Some(error) = cause {
+                    write!(f, ": {error}")?;
+                    cause = error.source();
+                }
+                Ok(())
+            }
             ErrorKind::SizeOverflow { op, shapes, what } => {
                 let shapes: Vec<String> = shapes.iter().map(|s| format!("{s:?}")).collect();
                 let noun = if shapes.len() == 1 { "shape" } else { "shapes" };
@@ -449,6 +488,18 @@ impl fmt::Display for DispatchError {
                 Binary(*bytes)
             ),
         }
+    }
+}
+
+/// The `#[kernel]` attribute that registers a derivative for the op whose Rust item is `item`
+/// (`c::ops::cube`), in the two spellings that compile: from the op's own crate and from another.
+pub fn derivative_kernel(item: &str) -> String {
+    match item.split_once("::") {
+        Some((krate, within)) => format!(
+            "`#[kernel(op = crate::{within}, key = Autograd)]` in crate `{krate}` (from another \
+             crate: `op = {item}`)"
+        ),
+        None => format!("`#[kernel(op = {item}, key = Autograd)]`"),
     }
 }
 
@@ -508,6 +559,7 @@ mod tests {
     fn missing_kernel_with_no_kernels_blames_linking() {
         let err = DispatchError::new(ErrorKind::MissingKernel {
             op: "mul",
+            item: "my_crate::mul".to_owned(),
             key: DispatchKey::CpuSimd,
             call_keys: DispatchKeySet::CPU,
             column: DTypeColumn::Untyped,

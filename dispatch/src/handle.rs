@@ -43,6 +43,12 @@ impl OpHandle {
         self.op.info().location
     }
 
+    /// The op's Rust item, by its path from its crate's root (`my_crate::ops::cube`): what
+    /// `#[kernel(op = …)]` names.
+    pub fn item_path(&self) -> String {
+        self.op.info().item_path()
+    }
+
     /// How many arguments the op takes.
     pub fn arity(&self) -> usize {
         self.op.info().arity

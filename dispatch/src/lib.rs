@@ -36,6 +36,7 @@ mod dtype;
 mod error;
 mod family;
 mod handle;
+mod kernel_error;
 mod key;
 #[cfg(test)]
 mod layering;
@@ -64,6 +65,7 @@ pub use dtype::{ColumnSet, DType, DTypeColumn, DTypeKind, DTypeSet, NUM_COLUMNS,
 pub use error::{DispatchError, ErrorKind, Location};
 pub use family::{DeviceName, device_name, families, family_name, family_of};
 pub use handle::{call_boxed, dump, find_op, op_named, ops};
+pub use kernel_error::KernelSource;
 pub use key::{DispatchKey, DispatchKeySet, KeyGroup, NUM_KEYS};
 pub use local::{KeyGuard, LocalKeys, exclude, include, local_keys, with_excluded};
 pub use modes::{profile, trace};
@@ -102,7 +104,10 @@ pub use runtime::{register_fallback, register_fallthrough, set_dispatch_trace};
 /// op makes `try_op` return that op's error (and the plain `op` panic with its message) instead
 /// of panicking inside the body. The body runs in a function returning
 /// `Result<T, DispatchError>`, so an early `return` is `return Ok(value)` or
-/// `return Err(error)`; the body's last expression may be either `value` or `Ok(value)`. Use the
+/// `return Err(error)`; the body's last expression may be either `value` or `Ok(value)`. Your
+/// own error type becomes one with
+/// `.map_err(|e| DispatchError::kernel_failed("my::op", AliasKey::CompositeImplicit, e))`, which
+/// keeps it as the `source()`. Use the
 /// `try_` forms in a body whenever `try_op` must not panic.
 ///
 /// Every argument and result type must have a boxed form ([`ToValue`], [`FromValue`]; see
@@ -242,15 +247,19 @@ pub use switchyard_macros::op;
 /// Arguments:
 /// - `op`: the op's Rust item — the path of the function declared with `#[op]`, as it is
 ///   named in scope — unquoted (`op = mul`, `op = switchyard::ops::mul`) or in a string
-///   (`op = "mul"`, `op = "ops::mul"`). It is **not** the op's `name = "…"` string: for
-///   `#[op(name = "nc::twice")] pub fn twice(…)`, write `op = twice` (or the path to `twice` from
-///   the kernel's module). An op that is not in scope is rustc's resolution error on `op`'s
-///   value; when rustc suggests `cargo add` for its first segment, the path names no crate or
-///   module in scope: import the op (`use my_ops::twice;`) or write its full path;
+///   (`op = "mul"`, `op = "ops::mul"`). The op's `name = "…"` string (the form dumps, traces and
+///   errors print) is accepted too when the kernel's own file declares that op: for
+///   `#[op(name = "nc::twice")] pub fn twice(…)` in the same file, `op = "nc::twice"` is
+///   `op = twice`; for an op declared elsewhere, write its item (`op = twice` after
+///   `use my_ops::twice;`, or its path). A name that nothing in the kernel's file declares or
+///   imports is reported as "no op `…` in scope" (with the file's ops that it may misspell);
+///   a plain function that is not an op, as such;
 /// - `key`: the [`DispatchKey`] served, by name in either spelling (`CpuSimd` or `CPU_SIMD`,
 ///   `Tracing` or `TRACING`), an alias ([`AliasKey`]: `Autograd`, `CompositeImplicit`,
-///   `CompositeExplicit`), or a path of two or more segments to a `DispatchKey` constant
-///   (`crate::MY_KEY`, for downstream keys);
+///   `CompositeExplicit`), or a `DispatchKey` constant: in scope by its SCREAMING_CASE name
+///   (`key = HOST` after `const HOST: DispatchKey = DispatchKey::PrivateUse1;`; a misspelling
+///   of one of ours, such as `CPU_SMID`, is reported with "did you mean") or by a path
+///   (`crate::MY_KEY`), for downstream keys;
 /// - `cpu = "avx2,fma"` (optional, with `key = CpuSimd`): the CPU features this kernel needs,
 ///   by their `#[target_feature]` names; see [`cpu`] for the list. Several kernels of one op may
 ///   then share the key: when the op's table is built, the best one whose features the running
@@ -271,11 +280,50 @@ pub use switchyard_macros::op;
 ///   columns. At run time, `op::register_dtypes(key, dtypes, name, kernel)` does the same.
 /// - `crate = path`: where switchyard is, for crates that re-export it.
 ///
-/// The function must have the op's exact signature, or return `Result<T, DispatchError>` where
-/// the op returns `T` (a kernel that can fail, e.g. on a shape mismatch). It may also take the
+/// The function must have the op's exact signature, or return `Result<T, E>` where the op
+/// returns `T` (a kernel that can fail), for `E` a [`DispatchError`] (`switchyard::Result<T>`) or
+/// any error type of your own (`std::error::Error + Send + Sync + 'static`, no `From` impl
+/// needed): the `try_` call then returns a `DispatchError` of kind [`ErrorKind::KernelFailed`]
+/// naming the op and the key, whose `source()` is your error (`downcast_ref` reaches it) and whose
+/// message prints its chain. It may also take the
 /// call's `keys: DispatchKeySet` first, to continue below its own key with
 /// `op::redispatch(keys.below(…), …)`. Anything else does not compile, with the error on the
 /// kernel's signature. The function itself is left as written and can still be called directly.
+///
+/// ```
+/// use std::error::Error;
+/// use switchyard::{ErrorKind, Tensor, kernel, op};
+///
+/// #[derive(Debug)]
+/// struct SensorError(f32);
+/// impl std::fmt::Display for SensorError {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         write!(f, "reading {} is out of range", self.0)
+///     }
+/// }
+/// impl Error for SensorError {}
+///
+/// #[op(name = "doc::calibrate")]
+/// pub fn calibrate(x: &Tensor) -> Tensor;
+///
+/// #[kernel(op = calibrate, key = CpuNaive)]
+/// fn calibrate_cpu(x: &Tensor) -> Result<Tensor, SensorError> {
+///     match x.to_vec::<f32>().into_iter().find(|v| v.abs() > 10.0) {
+///         Some(bad) => Err(SensorError(bad)),
+///         None => Ok(x.clone()),
+///     }
+/// }
+///
+/// fn main() {
+///     let err = try_calibrate(&Tensor::vector(&[1.0, 42.0])).unwrap_err();
+///     assert!(matches!(err.kind(), ErrorKind::KernelFailed { op: "doc::calibrate", .. }));
+///     assert_eq!(err.source().unwrap().downcast_ref::<SensorError>().unwrap().0, 42.0);
+///     assert_eq!(
+///         err.to_string(),
+///         "op `doc::calibrate`: the kernel at `CpuNaive` failed: reading 42 is out of range"
+///     );
+/// }
+/// ```
 ///
 /// One kernel per (op, key, CPU features): a second is an error naming both `file:line`,
 /// reported by every call of the op. Kernels may live in any crate; the binary must name that crate once

@@ -10,9 +10,10 @@ pub use crate::arg::DispatchArg;
 pub use crate::boxing::{BoxedResult, FromValue, Stack, TypeMismatch, Unbox};
 pub use crate::cpu::CpuFeatures;
 pub use crate::dtype::ColumnSet;
-pub use crate::error::{DispatchError, ErrorKind, Location};
+pub use crate::error::{DispatchError, ErrorKind, Location, derivative_kernel};
 pub use crate::family::SWITCHYARD_DEVICE_NAMES as DEVICE_NAMES;
 pub use crate::handle::compute_table_uncached;
+pub use crate::kernel_error::kernel_result;
 pub use crate::key::{DispatchKey, DispatchKeySet};
 pub use crate::origin::KernelMeta;
 pub use crate::registration::Registration;
@@ -113,9 +114,12 @@ pub fn boxed_type(info: &OpInfo, argument: &'static str, mismatch: TypeMismatch)
 
 /// What an op's body (its composite kernel) may end in: the op's result `T`, or
 /// `Result<T, DispatchError>`, so that the body can use `?` on the `try_` forms of other ops and
-/// end in `Ok(…)`. The generated composite returns `Result<T, DispatchError>` either way.
+/// end in `Ok(…)`. The generated composite returns `Result<T, DispatchError>` either way. (Not
+/// `Result<T, E>` for any `E`, as kernels may: a body ending in `Ok(…)` would leave `E`
+/// uninferred. A body turns its own error into one with `DispatchError::kernel_failed`.)
 #[diagnostic::on_unimplemented(
     message = "an op's body must end in the op's result type `{T}` or in `Result<{T}, DispatchError>`, not `{Self}`",
+    note = "a body's own error type becomes a `DispatchError` with `.map_err(|e| DispatchError::kernel_failed(op, AliasKey::CompositeImplicit, e))`",
     label = "the body ends here"
 )]
 pub trait BodyResult<T> {
@@ -138,6 +142,34 @@ impl<T> BodyResult<T> for Result<T, DispatchError> {
         self
     }
 }
+
+/// The error type of a kernel's `Result` return type, as written (`switchyard::Result<T>`,
+/// `Result<T, MyError>`): what a `Result`-returning kernel's registration checks its signature
+/// against (`fn(…) -> Result<T, Self::Error>`), so that any error type is accepted.
+#[diagnostic::on_unimplemented(
+    message = "a `#[kernel]` that returns `{Self}` must return `Result<T, E>`, with `T` the op's result and `E` an error type (`DispatchError` or your own)",
+    label = "not a `Result<T, E>`"
+)]
+pub trait KernelReturn {
+    /// `E` of `Result<T, E>`.
+    type Error;
+}
+
+impl<T, E> KernelReturn for Result<T, E> {
+    type Error = E;
+}
+
+/// What a `Result`-returning kernel's error type must be: the bound of its registration, in our
+/// words (the blanket impl is not recommended, so rustc reports this trait, not `Error`).
+#[diagnostic::on_unimplemented(
+    message = "a `#[kernel]`'s error type must implement `std::error::Error + Send + Sync + 'static`; `{Self}` does not",
+    label = "this error type",
+    note = "return `switchyard::Result<T>` with a `DispatchError` (e.g. `DispatchError::kernel(op, message)` for a message), or your own error type implementing `std::error::Error`"
+)]
+pub trait KernelError: std::error::Error + Send + Sync + 'static {}
+
+#[diagnostic::do_not_recommend]
+impl<E: std::error::Error + Send + Sync + 'static> KernelError for E {}
 
 /// Unwraps a plain op call's result, panicking with the error's message at the caller.
 #[inline(always)]

@@ -155,10 +155,27 @@ pub struct OpInfo {
     pub schema: &'static str,
     /// Where the op was declared.
     pub location: Location,
+    /// The name of the op's Rust item (`cube`); see [`OpInfo::item_path`].
+    pub item: &'static str,
     /// How many arguments the op takes.
     pub arity: usize,
     /// Whether the op may take arguments on different devices (`#[op(mixes_devices)]`).
     pub mixes_devices: bool,
+}
+
+impl OpInfo {
+    /// The op's Rust item by its path from its crate's root (`my_crate::ops::cube`): what
+    /// `#[kernel(op = …)]` names. (`location.module` is the op's hidden module, inside the op's
+    /// own module named after the item.)
+    pub fn item_path(&self) -> String {
+        let hidden = format!("::{}::__switchyard", self.item);
+        let module = self
+            .location
+            .module
+            .strip_suffix(hidden.as_str())
+            .unwrap_or(self.location.module);
+        format!("{module}::{}", self.item)
+    }
 }
 
 /// An op seen without its types: what `dump()`, `find_op`, [`OpHandle`] and runtime

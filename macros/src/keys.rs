@@ -69,6 +69,15 @@ impl KeyRef {
             return None;
         };
         Some(match path.get_ident() {
+            // A SCREAMING_CASE name that is not one of ours, and not a misspelling of one, is a
+            // `DispatchKey` constant in scope (`const HOST: DispatchKey = …; key = HOST`).
+            Some(ident)
+                if matches!(named(&ident.to_string()), Named::Unknown)
+                    && is_screaming(&ident.to_string())
+                    && did_you_mean(&ident.to_string(), true).is_none() =>
+            {
+                KeyRef::Constant(path.clone())
+            }
             Some(ident) => KeyRef::Name(ident.clone()),
             None => KeyRef::Constant(path.clone()),
         })
@@ -128,6 +137,28 @@ fn screaming(name: &str) -> String {
     out
 }
 
+/// `HOST`, `MY_KEY_2`: how a constant is named.
+fn is_screaming(name: &str) -> bool {
+    name.chars().any(|c| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// The key (or, for `#[kernel]`, alias) that `name` misspells: one that differs only in case and
+/// underscores, or (for names of six letters or more, so that a short constant such as `GPU`
+/// stays the user's) in two letters at most.
+fn did_you_mean(name: &str, with_aliases: bool) -> Option<&'static str> {
+    let aliases: &[&'static str] = if with_aliases { ALIASES } else { &[] };
+    let name = folded(name);
+    let keys = || KEYS.iter().chain(aliases).copied();
+    keys().find(|k| folded(k) == name).or_else(|| {
+        (name.len() >= 6)
+            .then(|| keys().find(|k| crate::kernel::distance(&folded(k), &name) <= 2))
+            .flatten()
+    })
+}
+
 fn folded(name: &str) -> String {
     name.chars()
         .filter(|c| *c != '_')
@@ -172,17 +203,15 @@ pub fn known(key: &KeyRef, attr: &str, errors: &mut Errors) {
     };
     let name = ident.to_string();
     let aliases: &[&str] = if attr == "kernel" { ALIASES } else { &[] };
-    let hint = KEYS
-        .iter()
-        .chain(aliases)
-        .find(|k| folded(k) == folded(&name))
+    let hint = did_you_mean(&name, !aliases.is_empty())
         .map(|k| format!(" (did you mean `{k}`?)"))
         .unwrap_or_default();
     errors.spanned(
         ident,
         format!(
             "unknown dispatch key `{name}`{hint}; expected one of: {}{}, their SCREAMING_CASE forms \
-         (`CPU_SIMD`), or a path to a `DispatchKey` constant",
+         (`CPU_SIMD`), or a `DispatchKey` constant in scope (`key = HOST` after \
+         `const HOST: DispatchKey = DispatchKey::PrivateUse1;`, or a path such as `keys::HOST`)",
             list(KEYS),
             if aliases.is_empty() {
                 String::new()

@@ -14,6 +14,7 @@ mod args;
 mod cpu;
 mod ctxt;
 mod dtypes;
+mod engine_name;
 mod fallback;
 mod kernel;
 mod keys;
@@ -28,19 +29,41 @@ use proc_macro::TokenStream;
 /// Declares an operator. Documented where it is re-exported: `switchyard::op`.
 #[proc_macro_attribute]
 pub fn op(args: TokenStream, item: TokenStream) -> TokenStream {
-    op::expand(args.into(), item.into()).into()
+    let args = args.into();
+    if let Some(error) = engine_name::missing(&args) {
+        return op::without_engine(error, item.into()).into();
+    }
+    op::expand(args, item.into()).into()
 }
 
 /// Registers a kernel of an operator for one dispatch key. Documented where it is re-exported:
 /// `switchyard::kernel`.
 #[proc_macro_attribute]
 pub fn kernel(args: TokenStream, item: TokenStream) -> TokenStream {
-    kernel::expand(args.into(), item.into()).into()
+    let args = args.into();
+    if let Some(error) = engine_name::missing(&args) {
+        return without_engine(error, item.into()).into();
+    }
+    kernel::expand(args, item.into()).into()
 }
 
 /// Registers a boxed kernel for every op at one dispatch key. Documented where it is re-exported:
 /// `switchyard::fallback`.
 #[proc_macro_attribute]
 pub fn fallback(args: TokenStream, item: TokenStream) -> TokenStream {
-    fallback::expand(args.into(), item.into()).into()
+    let args = args.into();
+    if let Some(error) = engine_name::missing(&args) {
+        return without_engine(error, item.into()).into();
+    }
+    fallback::expand(args, item.into()).into()
+}
+
+/// A kernel or fallback in a crate without the engine's name: the error (said once per crate)
+/// and the function as written.
+fn without_engine(
+    error: Option<syn::Error>,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let error = error.map(|e| e.to_compile_error());
+    quote::quote!(#error #item)
 }

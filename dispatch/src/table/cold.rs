@@ -199,6 +199,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
             .collect();
         DispatchError::new(ErrorKind::MissingKernel {
             op: self.info.name,
+            item: self.info.item_path(),
             key,
             call_keys: keys,
             column: DTypeColumn::of_keys(keys),

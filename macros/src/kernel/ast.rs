@@ -2,8 +2,8 @@
 //! here; the rules are in `validate.rs`, and the key becomes tokens only in `expand.rs`.
 
 use proc_macro2::{Span, TokenStream};
-use syn::Path;
 use syn::spanned::Spanned;
+use syn::{LitStr, Path};
 
 use crate::args::{self, Args};
 use crate::cpu::CpuArg;
@@ -32,6 +32,17 @@ pub struct OpRef {
     pub path: Path,
     /// Where the op was named: rustc's errors about an unknown op point here.
     pub span: Span,
+    /// The string, when the value was one (`op = "mul"`): it may be an op's `name` instead.
+    pub string: Option<String>,
+}
+
+impl OpRef {
+    /// The name, when the path is one plain identifier (`relu6`, not `self::relu6`).
+    pub fn single(&self) -> Option<String> {
+        let ident = self.path.get_ident()?;
+        let name = ident.to_string();
+        (!matches!(name.as_str(), "self" | "super" | "crate" | "Self")).then_some(name)
+    }
 }
 
 const ALLOWED: &[&str] = &["op", "key", "cpu", "dtypes", "overrides", "crate"];
@@ -65,6 +76,7 @@ fn op(args: &mut Args, errors: &mut Errors) -> Option<OpRef> {
         );
         return None;
     };
+    let string = args::as_str(&arg.value).map(LitStr::value);
     let path = match args::as_path(&arg.value) {
         Some(path) => Some(path.clone()),
         None => args::as_str(&arg.value).and_then(|lit| lit.parse::<Path>().ok()),
@@ -73,8 +85,9 @@ fn op(args: &mut Args, errors: &mut Errors) -> Option<OpRef> {
         errors.spanned(&arg.value, "`op` in `#[kernel]` names an op in scope: a string such as `op = \"mul\"` or a path such as `op = switchyard::ops::mul`");
     }
     path.map(|path| OpRef {
-        span: path.span(),
+        span: arg.value.span(),
         path,
+        string,
     })
 }
 

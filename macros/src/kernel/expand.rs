@@ -2,8 +2,9 @@
 //! typed registration in the op's kernel slice; after an error, into the function alone.
 
 use proc_macro2::TokenStream;
-use quote::quote;
-use syn::{ItemFn, LitStr, parse_quote_spanned};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{ItemFn, LitStr, Path, ReturnType, parse_quote_spanned};
 
 use super::ast::{KernelAttr, OpRef};
 use crate::keys::{self, KeyRef};
@@ -19,17 +20,48 @@ pub fn unregistered(mut function: ItemFn, op: Option<&OpRef>) -> ItemFn {
     if let Some(op) = op {
         // Names the op, so that the user's import of it counts as used, and rustc reports an
         // unknown op on its token, at import resolution (with the other errors, not after them).
-        let OpRef { path, span } = op;
-        let statement = parse_quote_spanned!(*span=> #[allow(unused_imports)] use #path as _;);
+        let (root, path) = rooted(&op.path);
+        let statement = parse_quote_spanned!(op.span=> #[allow(unused_imports)] use #path as _;);
         function.block.stmts.insert(0, statement);
+        if !root.is_empty() {
+            function
+                .block
+                .stmts
+                .insert(0, parse_quote_spanned!(op.span=> #root));
+        }
     }
     function
+}
+
+/// The op's path, with its first segment imported alone first when that is a plain name: rustc
+/// then reports an unknown name as "no external crate `x`", not with a `cargo add` suggestion
+/// (its words for a path whose first segment is unknown). The `use` of the first segment, if
+/// any, and the path to import from.
+fn rooted(path: &Path) -> (TokenStream, Path) {
+    let Some(first) = path.segments.first() else {
+        return (TokenStream::new(), path.clone());
+    };
+    let plain = path.leading_colon.is_none()
+        && first.arguments.is_none()
+        && !matches!(
+            first.ident.to_string().as_str(),
+            "self" | "super" | "crate" | "Self"
+        );
+    if !plain {
+        return (TokenStream::new(), path.clone());
+    }
+    // Re-imported under its own name, so that rustc's messages name it as the user wrote it.
+    let ident = &first.ident;
+    (
+        quote_spanned!(ident.span()=> #[allow(unused_imports)] use #ident as #ident;),
+        path.clone(),
+    )
 }
 
 /// The function and its registration, from the validated attribute.
 pub fn registration(function: &ItemFn, attr: &KernelAttr, op: &OpRef, key: &KeyRef) -> TokenStream {
     let private = private(attr.krate.as_ref());
-    let op = &op.path;
+    let (op_root, op) = rooted(&op.path);
     let key = keys::kernel_key(key, &private);
     let cpu = attr.cpu.as_ref();
     let overrides = attr.overrides.is_some();
@@ -48,36 +80,47 @@ pub fn registration(function: &ItemFn, attr: &KernelAttr, op: &OpRef, key: &KeyR
         )
     };
     let location = location(&private, ident.span());
-    // The signature this kernel is checked against, its trait, and its adapter to `KernelFn`.
+    // The signature this kernel is checked against, its trait, and its adapter to `KernelFn`. A
+    // kernel returning `Result` is checked against `Result<T, E>` for the `E` it names (its error
+    // becomes a `DispatchError` in the adapter, naming op and key).
     let keyed = sig::takes_keys_first(&function.sig);
     let fallible = sig::returns_result(&function.sig.output);
     let (signature, kernel_trait, lift) = match (keyed, fallible) {
-        (false, false) => (quote!(Signature), quote!(__Kernel), Some(quote!(__lift))),
+        (false, false) => (quote!(Signature), quote!(__Kernel), quote!(__lift)),
         (false, true) => (
-            quote!(FallibleSignature),
-            quote!(__FallibleKernel),
-            Some(quote!(__lift_fallible)),
+            quote!(__AnyErrorSignature),
+            quote!(__AnyErrorKernel),
+            quote!(__lift_any),
         ),
         (true, false) => (
             quote!(KeyedSignature),
             quote!(__KeyedKernel),
-            Some(quote!(__lift_keyed)),
+            quote!(__lift_keyed),
         ),
-        // Already in the table's form.
-        (true, true) => (quote!(KernelFn), quote!(__KeyedFallibleKernel), None),
-    };
-    // Every name this block declares is mangled: the block also holds the `#[target_feature]`
-    // entry, whose types are the user's and must not resolve to these.
-    let (lift_import, adapted) = match lift {
-        Some(lift) => (
-            quote!(#lift as __switchyard_lift,),
-            quote!(__switchyard_lift::<__SwitchyardKernel>),
-        ),
-        None => (
-            quote!(),
-            quote!(<__SwitchyardKernel as __SwitchyardOpKernel>::KERNEL),
+        (true, true) => (
+            quote!(__KeyedAnyErrorSignature),
+            quote!(__KeyedAnyErrorKernel),
+            quote!(__lift_keyed_any),
         ),
     };
+    let (error_items, signature_ty) = match &function.sig.output {
+        ReturnType::Type(_, output) if fallible => {
+            let span = output.span();
+            let error = quote_spanned!(span=> <#output as #private::KernelReturn>::Error);
+            (
+                quote! {
+                    type Error = #error;
+                    const KEY: #private::KernelKey = #key;
+                },
+                quote!(__SwitchyardOpSignature<Self::Error>),
+            )
+        }
+        _ => (TokenStream::new(), quote!(__SwitchyardOpSignature)),
+    };
+    let (lift_import, adapted) = (
+        quote!(#lift as __switchyard_lift,),
+        quote!(__switchyard_lift::<__SwitchyardKernel>),
+    );
     let meta = quote!(#private::KernelMeta {
         name: #name,
         location: #location,
@@ -100,6 +143,7 @@ pub fn registration(function: &ItemFn, attr: &KernelAttr, op: &OpRef, key: &KeyR
         #[allow(unsafe_code)] // linkme's `link_section`; a `#[target_feature]` kernel's entry
         const _: () = {
             // The op's items are imported once, so that an unknown op is one error, not one per use.
+            #op_root
             use #op::{
                 KernelFn as __SwitchyardKernelFn, #signature as __SwitchyardOpSignature,
                 #kernel_trait as __SwitchyardOpKernel, #lift_import
@@ -110,9 +154,10 @@ pub fn registration(function: &ItemFn, attr: &KernelAttr, op: &OpRef, key: &KeyR
 
             struct __SwitchyardKernel;
             impl __SwitchyardOpKernel for __SwitchyardKernel {
+                #error_items
                 // `*&kernel_fn` carries the user's spans, so clippy would lint it as theirs.
                 #[allow(clippy::deref_addrof)]
-                const KERNEL: __SwitchyardOpSignature = #reference;
+                const KERNEL: #signature_ty = #reference;
             }
 
             #[#private::linkme::distributed_slice(__SWITCHYARD_OP_KERNELS)]

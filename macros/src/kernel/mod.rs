@@ -10,6 +10,7 @@
 
 mod ast;
 mod expand;
+mod scope;
 mod validate;
 
 use proc_macro2::TokenStream;
@@ -25,7 +26,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Err(tokens) => return tokens,
     };
     let mut errors = Errors::new();
-    let attr = KernelAttr::parse(attr, &mut errors);
+    let mut attr = KernelAttr::parse(attr, &mut errors);
+    resolve_op(&mut attr, &mut errors);
     validate::kernel(&attr, &function, &mut errors);
     match (errors.finish(), &attr.op, &attr.key) {
         (None, Some(op), Some(key)) => expand::registration(&function, &attr, op, key),
@@ -34,4 +36,78 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             quote!(#compile_errors #function)
         }
     }
+}
+
+/// Reads `op = …` against the kernel's file (`scope.rs`): an op's `name` string becomes the item
+/// that declares it; a name that cannot be in scope is reported in our words, and left out so
+/// that rustc does not report it again.
+fn resolve_op(attr: &mut KernelAttr, errors: &mut Errors) {
+    let Some(op) = &mut attr.op else { return };
+    let single = op.single();
+    match scope::lookup(op.span, single.as_deref(), op.string.as_deref()) {
+        scope::Scope::NamedItem(ident) => op.path = ident.into(),
+        scope::Scope::Unknown(ops) => {
+            let name = single.unwrap_or_default();
+            let hint = similar(&name, &ops)
+                .map(|op| format!(" (did you mean `{op}`?)"))
+                .unwrap_or_default();
+            let string = if op.string.is_some() {
+                format!(
+                    "; a string is read as that path (`op = \"{name}\"` is `op = {name}`), or as \
+                     the `name = \"…\"` of an `#[op]` in this file"
+                )
+            } else {
+                String::new()
+            };
+            errors.at(
+                op.span,
+                format!(
+                    "no op `{name}` in scope{hint}: `op =` takes the Rust item declared with \
+                     `#[op]` (`#[op] pub fn {name}(…) -> …;`), declared or imported here, or its \
+                     path (`op = my_ops::{name}`, `op = switchyard::ops::relu`){string}"
+                ),
+            );
+            attr.op = None;
+        }
+        scope::Scope::NotAnOp => {
+            let name = single.unwrap_or_default();
+            errors.at(
+                op.span,
+                format!(
+                    "`{name}` is a plain function, not an op: `op =` takes the Rust item declared \
+                     with `#[op]`; declare it with `#[op]` (its body then becomes the op's \
+                     composite kernel), or name the op this kernel implements"
+                ),
+            );
+            attr.op = None;
+        }
+        scope::Scope::Unclear => {}
+    }
+}
+
+/// The op in `ops` that `name` most likely misspells.
+fn similar<'a>(name: &str, ops: &'a [String]) -> Option<&'a str> {
+    ops.iter()
+        .map(|op| (distance(name, op), op))
+        .filter(|(d, op)| *d <= 2.max(op.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, op)| op.as_str())
+}
+
+/// Levenshtein distance, by characters.
+pub fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (diagonal + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(above + 1);
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }

@@ -57,6 +57,7 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
         Span::call_site(),
     );
     let name_lit = LitStr::new(name, Span::call_site());
+    let item_lit = LitStr::new(&ident.to_string(), Span::call_site());
     let arity = params.len();
     let (arg_keys, kernel, keys, depth) = (
         local("arg_keys"),
@@ -144,6 +145,11 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
                 __SwitchyardKeyedKernel as __KeyedKernel, __switchyard_cold_call as __cold_call,
                 __switchyard_lift as __lift, __switchyard_lift_fallible as __lift_fallible,
                 __switchyard_lift_keyed as __lift_keyed,
+                __SwitchyardAnyErrorSignature as __AnyErrorSignature,
+                __SwitchyardKeyedAnyErrorSignature as __KeyedAnyErrorSignature,
+                __SwitchyardAnyErrorKernel as __AnyErrorKernel,
+                __SwitchyardKeyedAnyErrorKernel as __KeyedAnyErrorKernel,
+                __switchyard_lift_any as __lift_any, __switchyard_lift_keyed_any as __lift_keyed_any,
             };
 
             /// Everything that names the op's types, where those types mean what they mean at
@@ -157,6 +163,10 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
                 pub type __SwitchyardFallibleSignature = fn(#(#types),*) -> #inner_result;
                 pub type __SwitchyardKeyedSignature = fn(#keyset, #(#types),*) #inner_ret;
                 pub type __SwitchyardKernelFn = fn(#keyset, #(#types),*) -> #inner_result;
+                pub type __SwitchyardAnyErrorSignature<__SwitchyardE> =
+                    fn(#(#types),*) -> ::core::result::Result<#inner_output, __SwitchyardE>;
+                pub type __SwitchyardKeyedAnyErrorSignature<__SwitchyardE> =
+                    fn(#keyset, #(#types),*) -> ::core::result::Result<#inner_output, __SwitchyardE>;
 
                 #[allow(unsafe_code)] // linkme's `link_section`
                 #[#private::linkme::distributed_slice]
@@ -171,6 +181,7 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
                             name: #name_lit,
                             schema: #schema,
                             location: #location,
+                            item: #item_lit,
                             arity: #arity,
                             mixes_devices: #mixes_devices,
                         },
@@ -316,6 +327,20 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
                     const KERNEL: __SwitchyardKernelFn;
                 }
 
+                // A kernel returning `Result<_, E>` for any error type: its error becomes a
+                // `DispatchError` naming the op and `KEY`, in the kernel's own adapter.
+                pub trait __SwitchyardAnyErrorKernel {
+                    type Error: #private::KernelError;
+                    const KEY: #private::KernelKey;
+                    const KERNEL: __SwitchyardAnyErrorSignature<Self::Error>;
+                }
+
+                pub trait __SwitchyardKeyedAnyErrorKernel {
+                    type Error: #private::KernelError;
+                    const KEY: #private::KernelKey;
+                    const KERNEL: __SwitchyardKeyedAnyErrorSignature<Self::Error>;
+                }
+
                 // Adapters from each kernel form to `KernelFn`. The kernel is a constant, so each
                 // is a direct (inlinable) call.
 
@@ -333,6 +358,22 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
                     #(#names: #types),*
                 ) -> #inner_result {
                     (__SwitchyardK::KERNEL)(#(#names),*)
+                }
+
+                #[inline]
+                pub fn __switchyard_lift_any<__SwitchyardK: __SwitchyardAnyErrorKernel>(
+                    _: #keyset,
+                    #(#names: #types),*
+                ) -> #inner_result {
+                    #private::kernel_result((__SwitchyardK::KERNEL)(#(#names),*), #name_lit, __SwitchyardK::KEY)
+                }
+
+                #[inline]
+                pub fn __switchyard_lift_keyed_any<__SwitchyardK: __SwitchyardKeyedAnyErrorKernel>(
+                    #keys: #keyset,
+                    #(#names: #types),*
+                ) -> #inner_result {
+                    #private::kernel_result((__SwitchyardK::KERNEL)(#keys, #(#names),*), #name_lit, __SwitchyardK::KEY)
                 }
 
                 #[inline]

@@ -48,3 +48,16 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     quote!(#compile_errors #generated)
 }
+
+/// An op in a crate without the engine's name (`engine_name.rs`): the error (said once per
+/// crate) and the function alone, so that its callers compile.
+pub fn without_engine(error: Option<syn::Error>, item: TokenStream) -> TokenStream {
+    let error = error.map(|e| e.to_compile_error());
+    match OpFn::parse_item(item) {
+        Ok(op) => {
+            let stub = expand::stub(&op);
+            quote!(#error #stub)
+        }
+        Err(tokens) => quote!(#error #tokens),
+    }
+}

@@ -55,9 +55,9 @@ fn warn_and_skip(
         let _ = writeln!(
             std::io::stderr(),
             "switchyard: autograd: op `{}` has no derivative; it ran without recording, so no \
-             gradient flows through it (register one with `#[kernel(op = \"{}\", key = Autograd)]`)",
+             gradient flows through it (register one with {})",
             op.name(),
-            op.name()
+            switchyard::__private_v1::derivative_kernel(&op.item_path())
         );
     }
     // Below autograd with autograd off: ops the kernel calls in turn record nothing either.
