@@ -14,6 +14,7 @@ use crate::key::{DispatchKey, DispatchKeySet};
 use crate::origin::SlotOrigin;
 use crate::table::{Current, OpTable, Table, highest_slot, key_bits, with_local_keys};
 use crate::trace_log::{self, trace_enabled};
+use crate::user_dtype::{self, UserDType};
 
 impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     /// The kernel for a call whose arguments carry `arg_keys`, and the call's keys, building the
@@ -122,6 +123,9 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         if let Some(error) = &table.error {
             return Err(error.clone());
         }
+        if let Some(dtype) = user_dtype::conflict_in(keys) {
+            return Err(self.user_dtype_conflict(dtype));
+        }
         let column = keys.column();
         let masked = key_bits(keys.bits()) & table.masks[column.index()];
         if masked == 0 {
@@ -147,6 +151,19 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
             families: families(arg_keys),
         });
         self.log_failure(arg_keys, error)
+    }
+
+    #[cold]
+    fn user_dtype_conflict(&'static self, dtype: UserDType) -> DispatchError {
+        let (first, second) = dtype
+            .conflict()
+            .expect("called for a slot two declarations claim");
+        DispatchError::new(ErrorKind::UserDTypeConflict {
+            op: self.info.name,
+            dtype,
+            first: *first,
+            second: *second,
+        })
     }
 
     #[cold]
