@@ -3,8 +3,8 @@
 use std::fmt;
 
 use crate::dtype::{ColumnSet, DTypeColumn};
+use crate::dtype::{UserDType, UserDTypeDecl};
 use crate::key::{DispatchKey, DispatchKeySet};
-use crate::user_dtype::{UserDType, UserDTypeDecl};
 
 /// Where something was written: the module path (which starts with the crate name), file and line.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]

@@ -51,7 +51,6 @@ mod resolve;
 mod runtime;
 mod table;
 mod trace_log;
-mod user_dtype;
 
 #[doc(hidden)]
 pub mod __private_v1 {
@@ -63,7 +62,10 @@ mod private;
 pub use alias::{AliasKey, KernelKey};
 pub use arg::DispatchArg;
 pub use boxing::{BoxedTensor, FromValue, SharedTensor, Stack, TensorValue, ToValue, Value};
-pub use dtype::{ColumnSet, DType, DTypeColumn, DTypeKind, DTypeSet, NUM_COLUMNS, NUM_DTYPES};
+pub use dtype::{
+    ColumnSet, DType, DTypeColumn, DTypeKind, DTypeSet, NUM_COLUMNS, NUM_DTYPES, NUM_USER_DTYPES,
+    UserDType, UserDTypeDecl,
+};
 pub use error::{DispatchError, ErrorKind, Location};
 pub use family::{DeviceName, device_name, families, family_name, family_of};
 pub use handle::{call_boxed, dump, find_op, op_named, ops};
@@ -76,7 +78,6 @@ pub use registry::{BoxedKernel, OpHandle};
 #[cfg(feature = "tracing")]
 pub use runtime::set_tracing_events;
 pub use runtime::{register_fallback, register_fallthrough, set_dispatch_trace};
-pub use user_dtype::{NUM_USER_DTYPES, UserDType, UserDTypeDecl};
 
 /// Declares an operator: `#[op(name = "mul")] pub fn mul(x: &Tensor, y: &Tensor) -> Tensor;`
 ///

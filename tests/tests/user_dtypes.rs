@@ -24,7 +24,7 @@ switchyard::declare_dtype!(Q8, "q8", bytes = 1, kind = Int);
 // Two libraries claiming one slot: a conflict (the lines are asserted below).
 switchyard::declare_dtype!(UserDType::PrivateUse3, "fp8_a", bytes = 1, kind = Float);
 switchyard::declare_dtype!(UserDType::PrivateUse3, "fp8_b", bytes = 1, kind = Float);
-const FIRST_CLAIM_LINE: u32 = 24;
+const FIRST_CLAIM_LINE: u32 = 25;
 
 /// A fake CPU tensor carrying the given dtype bits.
 #[derive(Clone, Debug)]
@@ -176,7 +176,7 @@ fn a_slot_claimed_twice_fails_only_calls_carrying_it() {
     assert_eq!((*op, *dtype), ("user_dtypes::add", UserDType::PrivateUse3));
     assert_eq!((first.name, second.name), ("fp8_a", "fp8_b"));
     assert_eq!(
-        (first.location.line, second.location.line),
+        (first.line, second.line),
         (FIRST_CLAIM_LINE, FIRST_CLAIM_LINE + 1)
     );
     let message = error.to_string();

@@ -7,6 +7,7 @@ use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
 
 use crate::alias::KernelKey;
+use crate::dtype::{self, UserDType};
 use crate::dtype::{ColumnSet, DTypeColumn};
 use crate::error::{DispatchError, ErrorKind};
 use crate::family::{families, mixes_families};
@@ -14,7 +15,6 @@ use crate::key::{DispatchKey, DispatchKeySet};
 use crate::origin::SlotOrigin;
 use crate::table::{Current, OpTable, Table, highest_slot, key_bits, with_local_keys};
 use crate::trace_log::{self, trace_enabled};
-use crate::user_dtype::{self, UserDType};
 
 impl<F: Copy + Send + Sync + 'static> OpTable<F> {
     /// The kernel for a call whose arguments carry `arg_keys`, and the call's keys, building the
@@ -123,7 +123,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         if let Some(error) = &table.error {
             return Err(error.clone());
         }
-        if let Some(dtype) = user_dtype::conflict_in(keys) {
+        if let Some(dtype) = dtype::conflict_in(keys) {
             return Err(self.user_dtype_conflict(dtype));
         }
         let column = keys.column();

@@ -20,7 +20,6 @@ use crate::registry::{Global, KernelRegistration};
 use crate::runtime::{self, builtin_key_error, caller_location};
 use crate::table::{OpTable, RuntimeOp, Table};
 use crate::trace_log::trace_enabled;
-use crate::user_dtype;
 
 /// An op's runtime registrations; poisoning is ignored as in `runtime::lock`.
 fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -58,7 +57,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
             base_masks
         };
         // Calls carrying a user dtype claimed twice go out of line, where `choose` reports it.
-        for column in user_dtype::columns_kept_cold().iter() {
+        for column in crate::dtype::columns_kept_cold().iter() {
             fast_masks[column.index()] = 0;
         }
         self.has_live.store(live.is_some(), Ordering::Release);

@@ -1,4 +1,4 @@
-//! Dtypes from any crate: four slots the engine leaves to users, as it leaves the backend keys
+//! User dtypes, dtypes from any crate: four slots the engine leaves to users, as it leaves the backend keys
 //! `PrivateUse1..3` to their devices.
 //!
 //! A crate claims a slot and names it with [`declare_dtype!`](crate::declare_dtype) (a name,
@@ -25,7 +25,6 @@ use std::sync::OnceLock;
 use linkme::distributed_slice;
 
 use crate::dtype::{ColumnSet, DTypeColumn, DTypeKind, NUM_DTYPES};
-use crate::error::Location;
 use crate::key::DispatchKeySet;
 
 /// Number of user dtype slots.
@@ -184,8 +183,19 @@ pub struct UserDTypeDecl {
     pub bytes: usize,
     /// Float, integer or other (complex, quantized, …).
     pub kind: DTypeKind,
-    /// Where the declaration is written.
-    pub location: Location,
+    /// `module_path!()` where the declaration is written (it starts with the crate's name).
+    pub module: &'static str,
+    /// `file!()` there.
+    pub file: &'static str,
+    /// `line!()` there.
+    pub line: u32,
+}
+
+impl UserDTypeDecl {
+    /// Where the declaration is written, in an order that sorts by crate, then file and line.
+    fn site(&self) -> (&'static str, &'static str, u32) {
+        (self.module, self.file, self.line)
+    }
 }
 
 impl fmt::Display for UserDTypeDecl {
@@ -197,11 +207,10 @@ impl fmt::Display for UserDTypeDecl {
             DTypeKind::Float => "float",
             DTypeKind::Other => "other",
         };
-        let Location { module, file, line } = self.location;
         write!(
             f,
-            "`{}` ({} bytes, {kind}) declared at {file}:{line} ({module})",
-            self.name, self.bytes
+            "`{}` ({} bytes, {kind}) declared at {}:{} ({})",
+            self.name, self.bytes, self.file, self.line, self.module
         )
     }
 }
@@ -220,8 +229,8 @@ fn claims(dtype: UserDType) -> &'static [UserDTypeDecl] {
             claims[decl.dtype.index()].push(*decl);
         }
         for slot in &mut claims {
-            slot.sort_by_key(|d| d.location);
-            slot.dedup_by_key(|d| d.location);
+            slot.sort_by_key(UserDTypeDecl::site);
+            slot.dedup_by_key(|d| d.site());
         }
         claims
     })[dtype.index()]
@@ -283,11 +292,9 @@ macro_rules! declare_dtype {
                 name: $name,
                 bytes: $bytes,
                 kind: $crate::DTypeKind::$kind,
-                location: $crate::Location {
-                    module: ::core::module_path!(),
-                    file: ::core::file!(),
-                    line: ::core::line!(),
-                },
+                module: ::core::module_path!(),
+                file: ::core::file!(),
+                line: ::core::line!(),
             };
         };
     };

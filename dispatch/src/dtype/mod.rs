@@ -10,12 +10,17 @@
 //! The engine knows these eight types by name (a kernel declares `dtypes = "f32,f64"`) but nothing
 //! about their values: a tensor library maps its own element types onto them. Four more bits,
 //! just below them (52..55), are [`UserDType`] slots, which a downstream crate claims and names
-//! for a dtype the engine does not know (`user_dtype.rs`); each has its own column.
+//! for a dtype the engine does not know (`user.rs`); each has its own column.
 
 use std::fmt;
 
 use crate::key::DispatchKeySet;
-use crate::user_dtype::{NUM_USER_DTYPES, UserDType};
+
+mod user;
+
+pub use user::SWITCHYARD_USER_DTYPES;
+pub use user::{NUM_USER_DTYPES, UserDType, UserDTypeDecl};
+pub(crate) use user::{columns_kept_cold, conflict_in, conflict_lines, dump_lines, name_is_new};
 
 /// Declares [`DType`] from one table: each row's doc, `Name = bit, "name", bytes, kind`.
 macro_rules! dtypes {
@@ -844,7 +849,12 @@ mod tests {
         assert_eq!(set("int").iter().count(), 3);
         assert_eq!(set(" f32 , mixed ").to_string(), "f32|mixed");
         assert_eq!(set("f16,bf16,f32,f64,u8").to_string(), "float|u8");
-        assert_eq!(set("bool,int,float,mixed,untyped"), ColumnSet::ALL);
+        let user = UserDType::ALL.map(UserDType::columns);
+        let user = user.into_iter().fold(ColumnSet::EMPTY, ColumnSet::union);
+        assert_eq!(
+            set("bool,int,float,mixed,untyped").union(user),
+            ColumnSet::ALL
+        );
         assert_eq!(ColumnSet::ALL.to_string(), "all");
         assert_eq!(ColumnSet::EMPTY.to_string(), "(none)");
         let unknown = ColumnSet::parse("f32,double").unwrap_err();
