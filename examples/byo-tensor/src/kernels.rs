@@ -62,13 +62,16 @@ fn parts<'t>(
     }
 }
 
+/// A complex number as `(re, im)`.
+type Complex = (f32, f32);
+
 /// `f((a, b), (c, d))` elementwise over two complex64 tensors of one shape.
 fn complex_elementwise(
     op: &'static str,
     device: Device,
     x: &NdTensor,
     y: &NdTensor,
-    f: fn((f32, f32), (f32, f32)) -> (f32, f32),
+    f: fn(Complex, Complex) -> Complex,
 ) -> Result<NdTensor> {
     let ((xr, xi), (yr, yi)) = (parts(op, x, device)?, parts(op, y, device)?);
     if xr.shape() != yr.shape() {
@@ -87,11 +90,11 @@ fn complex_elementwise(
         .ok_or_else(|| DispatchError::kernel(op, "parts of two shapes"))
 }
 
-fn complex_add((a, b): (f32, f32), (c, d): (f32, f32)) -> (f32, f32) {
+fn complex_add((a, b): Complex, (c, d): Complex) -> Complex {
     (a + c, b + d)
 }
 
-fn complex_mul((a, b): (f32, f32), (c, d): (f32, f32)) -> (f32, f32) {
+fn complex_mul((a, b): Complex, (c, d): Complex) -> Complex {
     (a * c - b * d, a * d + b * c)
 }
 
