@@ -153,7 +153,7 @@ fn the_dump_names_user_dtypes() {
     assert!(dump.contains("add_simd (dtypes: f32|complex64)"), "{dump}");
     assert!(
         dump.lines().any(|l| l.starts_with("dtype PrivateUse1")
-            && l.contains("`complex64` (8 bytes, other) declared at tests/user_dtypes.rs:")),
+            && l.contains("`complex64` (8 bytes, other) declared at tests/tests/user_dtypes.rs:")),
         "{dump}"
     );
 }
@@ -183,7 +183,7 @@ fn a_slot_claimed_twice_fails_only_calls_carrying_it() {
     assert!(
         message.starts_with(
             "op `user_dtypes::add`: the call carries user dtype slot `PrivateUse3`, which two \
-             declarations claim: `fp8_a` (1 bytes, float) declared at tests/user_dtypes.rs:"
+             declarations claim: `fp8_a` (1 byte, float) declared at tests/tests/user_dtypes.rs:"
         ),
         "{message}"
     );

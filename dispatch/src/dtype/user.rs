@@ -207,9 +207,10 @@ impl fmt::Display for UserDTypeDecl {
             DTypeKind::Float => "float",
             DTypeKind::Other => "other",
         };
+        let unit = if self.bytes == 1 { "byte" } else { "bytes" };
         write!(
             f,
-            "`{}` ({} bytes, {kind}) declared at {}:{} ({})",
+            "`{}` ({} {unit}, {kind}) declared at {}:{} ({})",
             self.name, self.bytes, self.file, self.line, self.module
         )
     }
