@@ -3,6 +3,7 @@
 use std::fmt;
 
 use crate::dtype::{ColumnSet, DTypeColumn};
+use crate::dtype::{UserDType, UserDTypeDecl};
 use crate::key::{DispatchKey, DispatchKeySet};
 
 /// Where something was written: the module path (which starts with the crate name), file and line.
@@ -142,6 +143,18 @@ pub enum ErrorKind {
         /// See `first`.
         second: Location,
     },
+    /// The call carries a [`UserDType`] slot that two declarations claim
+    /// ([`declare_dtype!`](crate::declare_dtype)): which dtype its tensors hold is ambiguous.
+    UserDTypeConflict {
+        /// The op's name.
+        op: &'static str,
+        /// The slot claimed twice.
+        dtype: UserDType,
+        /// The first declaration, by where it is written.
+        first: UserDTypeDecl,
+        /// The second.
+        second: UserDTypeDecl,
+    },
     /// Arguments whose shapes the op cannot take.
     Shape {
         /// The op's name.
@@ -253,6 +266,7 @@ impl DispatchError {
             | ErrorKind::DeviceMismatch { op, .. }
             | ErrorKind::DuplicateKernel { op, .. }
             | ErrorKind::DuplicateOp { op, .. }
+            | ErrorKind::UserDTypeConflict { op, .. }
             | ErrorKind::BoxedArity { op, .. }
             | ErrorKind::BoxedType { op, .. }
             | ErrorKind::Unboxed { op, .. }
@@ -312,7 +326,9 @@ impl fmt::Display for DispatchError {
                 if typed {
                     let what = match column {
                         DTypeColumn::Untyped => "untyped calls".to_owned(),
-                        DTypeColumn::Mixed => format!("mixed dtypes ({})", call_keys.dtypes()),
+                        DTypeColumn::Mixed => {
+                            format!("mixed dtypes ({})", call_keys.dtype_names())
+                        }
                         one => format!("dtype {one}"),
                     };
                     write!(
@@ -334,12 +350,22 @@ impl fmt::Display for DispatchError {
                         let lead = if i == 0 { "kernels at" } else { "; at" };
                         write!(f, "{lead} `{at}` serve {columns}")?;
                     }
-                    return write!(
+                    write!(
                         f,
                         ". Likely cause: no kernel at these keys serves {column}; convert the \
                          arguments to a dtype one serves, or register a kernel whose `dtypes` \
                          include `{column}`"
-                    );
+                    )?;
+                    // A user dtype is named by its constant, not by a string.
+                    if let Some(dtype) = column.user_dtype() {
+                        write!(
+                            f,
+                            " by its constant (`dtypes = [MY_DTYPE]` with `MY_DTYPE: UserDType = \
+                             UserDType::{}`)",
+                            dtype.slot_name()
+                        )?;
+                    }
+                    return Ok(());
                 }
                 if available.is_empty() {
                     return write!(
@@ -415,6 +441,18 @@ impl fmt::Display for DispatchError {
                 f,
                 "two ops are named `{op}`: one declared at {first}, one at {second}; op names must \
                  be unique in a binary (give one of them another `name`)"
+            ),
+            ErrorKind::UserDTypeConflict {
+                op,
+                dtype,
+                first,
+                second,
+            } => write!(
+                f,
+                "op `{op}`: the call carries user dtype slot `{}`, which two declarations claim: \
+                 {first}, and {second}; a slot belongs to one dtype: move one declaration to a free \
+                 slot (`UserDType::PrivateUse1..4`) or remove it",
+                dtype.slot_name()
             ),
             ErrorKind::DuplicateFallback { key, first, second } => write!(
                 f,

@@ -286,6 +286,9 @@ pub fn dump() -> String {
             fallback.meta.location
         );
     }
+    for line in crate::dtype::dump_lines() {
+        let _ = writeln!(out, "{line}");
+    }
     for op in &ops {
         let _ = writeln!(
             out,
@@ -382,7 +385,7 @@ fn per_column(parts: &[(ColumnSet, Vec<SlotOrigin>)], key: DispatchKey) -> Strin
 /// The `conflicts:` section of `dump()`: every pair of registrations that claims one slot, and
 /// ops that share a name. Calls that reach them fail; nothing else does.
 fn write_conflicts(out: &mut String, ops: &[OpHandle], fallbacks: &[FallbackRegistration]) {
-    let mut lines = Vec::new();
+    let mut lines = crate::dtype::conflict_lines();
     for conflict in fallback_conflicts(fallbacks) {
         lines.push(format!("every op: {conflict}"));
     }

@@ -14,6 +14,8 @@
 //! - boxes it with [`boxable_tensor!`] (one reference count per boxed value, none for a tensor a
 //!   typed call lends to a boxed fallback; [`trace`] then links its tensors as `%n`),
 //! - names its devices for errors with [`name_device!`],
+//! - declares the dtypes the engine does not know, if it has any, with [`declare_dtype!`] (four
+//!   [`UserDType`] slots; its kernels serve one with `dtypes = [MY_DTYPE]`),
 //! - and, since the macros' generated code names `::switchyard`, either depends on this crate
 //!   under that name (`switchyard = { package = "switchyard-dispatch", … }` in `Cargo.toml`) or
 //!   writes `crate = switchyard_dispatch` in each attribute.
@@ -61,7 +63,10 @@ mod private;
 pub use alias::{AliasKey, KernelKey};
 pub use arg::DispatchArg;
 pub use boxing::{BoxedTensor, FromValue, SharedTensor, Stack, TensorValue, ToValue, Value};
-pub use dtype::{ColumnSet, DType, DTypeColumn, DTypeKind, DTypeSet, NUM_COLUMNS, NUM_DTYPES};
+pub use dtype::{
+    ColumnSet, DType, DTypeColumn, DTypeKind, DTypeSet, NUM_COLUMNS, NUM_DTYPES, NUM_USER_DTYPES,
+    UserDType, UserDTypeDecl,
+};
 pub use error::{DispatchError, ErrorKind, Location};
 pub use family::{DeviceName, device_name, families, family_name, family_of};
 pub use handle::{call_boxed, dump, find_op, op_named, ops};
@@ -278,6 +283,12 @@ pub use switchyard_macros::op;
 ///   call runs naive). Without `dtypes` the kernel serves every column: a kernel that declares
 ///   nothing is promised nothing. Two kernels of one op may share a key if they serve disjoint
 ///   columns. At run time, `op::register_dtypes(key, dtypes, name, kernel)` does the same.
+///   A dtype the engine does not know, declared with [`declare_dtype!`] in one of the four
+///   [`UserDType`] slots, is named by its constant in the list form, which takes strings too:
+///   `dtypes = [COMPLEX64]`, `dtypes = ["f32", COMPLEX64]` (a path to a `UserDType` constant,
+///   as `key` takes a path to a key constant; anything else there is a compile error). Its
+///   column falls through like a built-in dtype's; a call mixing it with any other dtype reads
+///   `mixed` (the engine does not promote).
 /// - `crate = path`: where switchyard is, for crates that re-export it.
 ///
 /// The function must have the op's exact signature, or return `Result<T, E>` where the op
@@ -423,6 +434,34 @@ pub use switchyard_macros::op;
 ///     assert_eq!(sum2(&of(DTypeColumn::F32), &of(DTypeColumn::I32)), "naive");
 ///     // The dump groups the columns that resolved alike.
 ///     assert!(sum2::handle().table_dump().contains("other dtypes → fallthrough"));
+/// }
+/// ```
+///
+/// A dtype of your own ([`declare_dtype!`]), served by its constant:
+///
+/// ```
+/// use switchyard::{DispatchArg, DispatchKeySet, UserDType, kernel, op};
+///
+/// pub const COMPLEX64: UserDType = UserDType::PrivateUse1;
+/// switchyard::declare_dtype!(COMPLEX64, "complex64", bytes = 8, kind = Other);
+///
+/// /// A CPU value of one complex64 tensor.
+/// pub struct Complex;
+/// impl DispatchArg for Complex {
+///     fn dispatch_keys(&self) -> DispatchKeySet {
+///         DispatchKeySet::CPU | COMPLEX64.key_bit()
+///     }
+/// }
+///
+/// #[op(name = "doc::norm", unboxed)]
+/// pub fn norm(x: &Complex) -> &'static str;
+///
+/// #[kernel(op = norm, key = CpuSimd, dtypes = ["f32", COMPLEX64])]
+/// fn norm_simd(_: &Complex) -> &'static str { "simd" }
+///
+/// fn main() {
+///     assert_eq!(norm(&Complex), "simd");
+///     assert!(switchyard::dump().contains("norm_simd (dtypes: f32|complex64)"));
 /// }
 /// ```
 pub use switchyard_macros::kernel;

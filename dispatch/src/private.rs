@@ -10,6 +10,8 @@ pub use crate::arg::DispatchArg;
 pub use crate::boxing::{BoxedResult, FromValue, Stack, TypeMismatch, Unbox};
 pub use crate::cpu::CpuFeatures;
 pub use crate::dtype::ColumnSet;
+pub use crate::dtype::SWITCHYARD_USER_DTYPES as USER_DTYPES;
+pub use crate::dtype::UserDType;
 pub use crate::error::{DispatchError, ErrorKind, Location, derivative_kernel};
 pub use crate::family::SWITCHYARD_DEVICE_NAMES as DEVICE_NAMES;
 pub use crate::handle::compute_table_uncached;
@@ -23,6 +25,18 @@ pub use crate::registry::{
 };
 pub use crate::table::{Boxing, OpTable};
 pub use crate::trace_log::enter as trace_depth;
+
+/// Whether `name` may name a user dtype (`declare_dtype!`'s compile-time check): non-empty, and
+/// not a token of `dtypes = "…"`.
+pub const fn user_dtype_name_is_new(name: &str) -> bool {
+    crate::dtype::name_is_new(name)
+}
+
+/// The column of a user dtype named in `dtypes = [MY_DTYPE]` (generated registrations): the
+/// argument's type is checked here, on the user's path.
+pub const fn user_dtype_columns(dtype: UserDType) -> ColumnSet {
+    dtype.columns()
+}
 
 /// The columns a `dtypes = "…"` token stands for, in `const` evaluation (generated
 /// registrations): a token the runtime does not know fails to compile. The macro checks tokens

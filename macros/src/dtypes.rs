@@ -1,9 +1,15 @@
 //! `dtypes = "f32,f64"` in `#[kernel]`: the columns of its op's table a kernel serves (parsed
 //! into a [`DTypesArg`], checked one rule per function), and the `ColumnSet` it expands to.
+//!
+//! The list form, `dtypes = ["f32", COMPLEX64]`, also takes paths to user dtype constants
+//! (`switchyard::UserDType`, declared with `declare_dtype!`): each expands to a `const` call
+//! that takes a `UserDType`, spanned on the path, so a path that is not one is a type error
+//! there, and an unknown one rustc's "cannot find".
 
 use proc_macro2::TokenStream;
-use quote::quote;
-use syn::LitStr;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Expr, LitStr, Path};
 
 use crate::args::{self, Args, list};
 use crate::ctxt::Errors;
@@ -23,22 +29,66 @@ const TOKENS: &[&str] = &[
 
 /// A parsed `dtypes = …`, spans kept.
 pub struct DTypesArg {
-    /// The string, and its comma-separated entries as written (trimmed); `None` when the value
-    /// was not a string (reported).
+    /// The string, and its comma-separated entries as written (trimmed); in the list form, each
+    /// string element's entries under its own literal. `None` when the value was neither
+    /// (reported).
     list: Option<(LitStr, Vec<String>)>,
+    /// The list form's other strings (each with its entries), after the first.
+    more: Vec<(LitStr, Vec<String>)>,
+    /// The list form's paths: user dtype constants.
+    user: Vec<Path>,
 }
+
+const EXPECTED: &str = "`dtypes` in `#[kernel]` takes a string of dtypes, e.g. \
+                        `dtypes = \"f32,f64\"`, or a list that may also name user dtype constants, \
+                        e.g. `dtypes = [\"f32\", COMPLEX64]`";
 
 impl DTypesArg {
     /// `dtypes` is optional (a kernel that declares none serves every column); when given, its
-    /// value must be a string.
+    /// value must be a string, or a list of strings and paths.
     pub fn parse(args: &mut Args, errors: &mut Errors) -> Option<DTypesArg> {
         let arg = args.take("dtypes")?;
-        let list = args::comma_list(
-            &arg,
-            "`dtypes` in `#[kernel]` takes a string of dtypes, e.g. `dtypes = \"f32,f64\"`",
-            errors,
-        );
-        Some(DTypesArg { list })
+        let Expr::Array(array) = &arg.value else {
+            let list = args::comma_list(&arg, EXPECTED, errors);
+            return Some(DTypesArg {
+                list,
+                more: Vec::new(),
+                user: Vec::new(),
+            });
+        };
+        let mut strings = Vec::new();
+        let mut user = Vec::new();
+        for element in &array.elems {
+            if let Some(lit) = args::as_str(element) {
+                let entries = lit
+                    .value()
+                    .split(',')
+                    .map(|e| e.trim().to_owned())
+                    .collect();
+                strings.push((lit.clone(), entries));
+            } else if let Some(path) = args::as_path(element) {
+                user.push(path.clone());
+            } else {
+                errors.spanned(element, EXPECTED);
+            }
+        }
+        if strings.is_empty() && user.is_empty() && array.elems.is_empty() {
+            errors.spanned(
+                array,
+                "`dtypes` in `#[kernel]` is empty: a kernel that serves no dtype would never run",
+            );
+        }
+        let mut strings = strings.into_iter();
+        Some(DTypesArg {
+            list: strings.next(),
+            more: strings.collect(),
+            user,
+        })
+    }
+
+    /// Every string of the argument with its entries.
+    fn strings(&self) -> impl Iterator<Item = &(LitStr, Vec<String>)> {
+        self.list.iter().chain(&self.more)
     }
 }
 
@@ -46,12 +96,13 @@ impl DTypesArg {
 
 /// Every rule on `dtypes`.
 pub fn check(dtypes: &DTypesArg, errors: &mut Errors) {
-    let Some((lit, entries)) = &dtypes.list else {
-        return;
-    };
-    no_empty_entry(lit, entries, errors);
-    known_tokens(lit, entries, errors);
-    no_repeated_token(lit, entries, errors);
+    let mut seen: Vec<String> = Vec::new();
+    for (lit, entries) in dtypes.strings() {
+        no_empty_entry(lit, entries, errors);
+        known_tokens(lit, entries, errors);
+        no_repeated_token(lit, entries, &mut seen, errors);
+    }
+    no_repeated_path(&dtypes.user, errors);
 }
 
 // `dtypes = ""` or `"f32,"` is a slip: a kernel that serves nothing would never run.
@@ -84,10 +135,17 @@ fn known_tokens(lit: &LitStr, entries: &[String], errors: &mut Errors) {
             .find(|t| **t == lower || **t == lower.replace("float", "f").replace("int", "i"))
             .map(|t| format!(" (did you mean `{t}`?)"))
             .unwrap_or_default();
+        // A user dtype is not a string: its name is known only at link time, its constant now.
+        let user = if hint.is_empty() {
+            "; a dtype declared with `declare_dtype!` is named by its constant, \
+             e.g. `dtypes = [MY_DTYPE]`"
+        } else {
+            ""
+        };
         errors.spanned(
             lit,
             format!(
-                "unknown dtype `{written}` in `dtypes`{hint}; expected one of: {}",
+                "unknown dtype `{written}` in `dtypes`{hint}; expected one of: {}{user}",
                 list(TOKENS)
             ),
         );
@@ -95,13 +153,33 @@ fn known_tokens(lit: &LitStr, entries: &[String], errors: &mut Errors) {
 }
 
 // A token listed twice is a slip (perhaps for another dtype).
-fn no_repeated_token(lit: &LitStr, entries: &[String], errors: &mut Errors) {
-    let mut seen: Vec<&str> = Vec::new();
+fn no_repeated_token(
+    lit: &LitStr,
+    entries: &[String],
+    seen: &mut Vec<String>,
+    errors: &mut Errors,
+) {
     for entry in entries.iter().filter(|e| TOKENS.contains(&e.as_str())) {
-        if seen.contains(&entry.as_str()) {
+        if seen.contains(entry) {
             errors.spanned(lit, format!("dtype `{entry}` is listed twice in `dtypes`"));
         } else {
-            seen.push(entry);
+            seen.push(entry.clone());
+        }
+    }
+}
+
+// A user dtype constant written twice is a slip too (paths compared as written).
+fn no_repeated_path(paths: &[Path], errors: &mut Errors) {
+    let written: Vec<String> = paths.iter().map(|p| quote!(#p).to_string()).collect();
+    for (i, path) in paths.iter().enumerate() {
+        if written[..i].contains(&written[i]) {
+            errors.spanned(
+                path,
+                format!(
+                    "user dtype `{}` is listed twice in `dtypes`",
+                    written[i].replace(' ', "")
+                ),
+            );
         }
     }
 }
@@ -109,12 +187,22 @@ fn no_repeated_token(lit: &LitStr, entries: &[String], errors: &mut Errors) {
 // ---- expand ----
 
 /// The `ColumnSet` expression: every column without `dtypes`, else the union of the tokens'
-/// columns, each looked up by the runtime in `const` evaluation.
+/// columns, each looked up by the runtime in `const` evaluation, and of the user dtypes'
+/// columns, each through a `const fn` taking a `UserDType` (a type error on the user's path if
+/// it names something else).
 pub fn columns_expr(dtypes: Option<&DTypesArg>, private: &TokenStream) -> TokenStream {
-    let entries = dtypes.and_then(|d| d.list.as_ref());
-    let Some((lit, entries)) = entries else {
+    let Some(dtypes) = dtypes.filter(|d| d.list.is_some() || !d.user.is_empty()) else {
         return quote!(#private::ColumnSet::ALL);
     };
-    let tokens = entries.iter().map(|e| LitStr::new(e, lit.span()));
-    quote!(#private::ColumnSet::EMPTY #(.union(#private::dtype_token(#tokens)))*)
+    let tokens = dtypes.strings().flat_map(|(lit, entries)| {
+        entries
+            .iter()
+            .map(|e| LitStr::new(e, lit.span()))
+            .collect::<Vec<_>>()
+    });
+    let user = dtypes
+        .user
+        .iter()
+        .map(|path| quote_spanned!(path.span()=> #private::user_dtype_columns(#path)));
+    quote!(#private::ColumnSet::EMPTY #(.union(#private::dtype_token(#tokens)))* #(.union(#user))*)
 }

@@ -7,6 +7,7 @@ use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
 
 use crate::alias::KernelKey;
+use crate::dtype::{self, UserDType};
 use crate::dtype::{ColumnSet, DTypeColumn};
 use crate::error::{DispatchError, ErrorKind};
 use crate::family::{families, mixes_families};
@@ -122,6 +123,9 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         if let Some(error) = &table.error {
             return Err(error.clone());
         }
+        if let Some(dtype) = dtype::conflict_in(keys) {
+            return Err(self.user_dtype_conflict(dtype));
+        }
         let column = keys.column();
         let masked = key_bits(keys.bits()) & table.masks[column.index()];
         if masked == 0 {
@@ -147,6 +151,19 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
             families: families(arg_keys),
         });
         self.log_failure(arg_keys, error)
+    }
+
+    #[cold]
+    fn user_dtype_conflict(&'static self, dtype: UserDType) -> DispatchError {
+        let (first, second) = dtype
+            .conflict()
+            .expect("called for a slot two declarations claim");
+        DispatchError::new(ErrorKind::UserDTypeConflict {
+            op: self.info.name,
+            dtype,
+            first: *first,
+            second: *second,
+        })
     }
 
     #[cold]

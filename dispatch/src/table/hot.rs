@@ -1,12 +1,12 @@
 //! The typed hot path: `(arg_keys ∪ included) − excluded`, autograd paired with the backend (and
-//! the device-family check) in one load; the column of the call's dtypes (one
-//! byte-indexed load); that column's mask of non-fallthrough keys; highest bit; one load. It
+//! the device-family check) in one load; the column of the call's dtypes (one load, indexed by
+//! the dtype bits); that column's mask of non-fallthrough keys; highest bit; one load. It
 //! calls nothing, so the generated caller needs no stack frame; anything unusual returns `None`,
 //! and the caller tail-calls its cold path (`cold.rs`).
 
 use std::sync::atomic::Ordering;
 
-use crate::dtype::{DType, DTypeColumn};
+use crate::dtype::{COLUMN_SHIFT, DTypeColumn};
 use crate::family::{paired_autograd_mask, paired_autograd_mask_one_family};
 use crate::key::DispatchKeySet;
 use crate::local::local_masks;
@@ -70,7 +70,7 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         &'static self,
         keys: DispatchKeySet,
     ) -> Option<(&'static Table<F>, DTypeColumn, usize)> {
-        let column = self.column_of[(keys.bits() >> DType::KEY_SHIFT) as usize];
+        let column = self.column_of[(keys.bits() >> COLUMN_SHIFT) as usize];
         // `Acquire`: a non-zero mask proves the base table set (below). On x86-64, the same one
         // `mov` as a `Relaxed` load. One expression: a `let` of the mask alone measured one
         // instruction more (a register copy).

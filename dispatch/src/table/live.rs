@@ -51,11 +51,15 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         let is_live = !op.is_empty() || !global.fallbacks.is_empty();
         let live =
             is_live.then(|| Arc::new(live.unwrap_or_else(|| self.compute(Some((op, global))))));
-        let fast_masks = if is_live || trace_enabled() {
+        let mut fast_masks = if is_live || trace_enabled() {
             [0; NUM_COLUMNS]
         } else {
             base_masks
         };
+        // Calls carrying a user dtype claimed twice go out of line, where `choose` reports it.
+        for column in crate::dtype::columns_kept_cold().iter() {
+            fast_masks[column.index()] = 0;
+        }
         self.has_live.store(live.is_some(), Ordering::Release);
         *self.live.write().unwrap_or_else(PoisonError::into_inner) = live;
         let base = match fresh {

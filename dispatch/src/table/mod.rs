@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use linkme::DistributedSlice;
 
 use crate::boxing::Stack;
-use crate::dtype::{COLUMN_OF, ColumnSet, DTypeColumn, NUM_COLUMNS};
+use crate::dtype::{COLUMN_INDICES, COLUMN_OF, ColumnSet, DTypeColumn, NUM_COLUMNS};
 use crate::error::DispatchError;
 use crate::family::paired_autograd_mask;
 use crate::key::{DispatchKey, DispatchKeySet, NUM_KEYS};
@@ -44,7 +44,7 @@ pub struct Boxing<F> {
 }
 
 // Each column's slots are indexed by the highest set bit of a `u32` (keys are bits 0..22 of a key
-// set; dtypes live in its high byte), so 32 entries make the index provably in bounds, and a
+// set; dtypes live in its bits 52..63), so 32 entries make the index provably in bounds, and a
 // column index is a `DTypeColumn` (a `u8` enum below `NUM_COLUMNS`): the hot path has no bounds
 // check.
 const SLOTS: usize = 32;
@@ -135,9 +135,10 @@ pub struct OpTable<F: 'static> {
     /// `fast_masks` are: a non-zero fast mask, loaded with `Acquire`, proves it set (the hot
     /// path reads it unchecked on that proof, `base_cell.rs`).
     base: BaseCell<Table<F>>,
-    /// The column of each value of a call's dtype byte: `dtype::COLUMN_OF`, copied into the op
-    /// so the hot path indexes it off the op's address (no shared table's address to load).
-    column_of: [DTypeColumn; 256],
+    /// The column of each value of a call's dtype bits (`keys >> 52`: the built-in byte and the
+    /// user slots' nibble): `dtype::COLUMN_OF`, copied into the op so the hot path indexes it off
+    /// the op's address (no shared table's address to load).
+    column_of: [DTypeColumn; COLUMN_INDICES],
     /// Per column: the base table's mask while it is current and the dispatch trace is off;
     /// otherwise 0, so every typed call goes out of line. Written only by `OpTable::publish`,
     /// with `Release`, and only after `base` is set.

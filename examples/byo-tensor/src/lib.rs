@@ -1,6 +1,7 @@
 //! A tensor library that brings its own tensor to switchyard's engine: [`NdTensor`], an
 //! `ndarray::ArrayD<f32>` behind an `Arc`, on two devices of its own (a host and a pretend
-//! accelerator), with its own ops, kernels on both devices and a logging mode.
+//! accelerator), with a dtype the engine does not know ([`COMPLEX64`]), its own ops, kernels on
+//! both devices and per dtype, and a logging mode.
 //!
 //! It depends on `switchyard-dispatch` alone (under the name `switchyard`), not on switchyard's
 //! tensor, standard ops or backends. The README next to this crate's `Cargo.toml` is the guide
@@ -35,4 +36,4 @@ mod tensor;
 pub use kernels::take_kernel_log;
 pub use logging::{LOGGING, logged};
 pub use ops::*;
-pub use tensor::{ACCEL, Device, HOST, NdTensor, Shared};
+pub use tensor::{ACCEL, COMPLEX64, Device, HOST, NdTensor, Shared};

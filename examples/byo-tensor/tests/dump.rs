@@ -1,8 +1,8 @@
 //! `switchyard::dump()` and the per-op table dump list the library's ops, kernels and fallback,
 //! with their provenance; nothing else is linked.
 
-use switchyard::{DispatchKey, SlotOrigin};
-use switchyard_example_byo_tensor::{ACCEL, HOST, add, exp};
+use switchyard::{DTypeColumn, DispatchKey, SlotOrigin};
+use switchyard_example_byo_tensor::{ACCEL, COMPLEX64, HOST, add, exp};
 
 #[test]
 fn dump_lists_the_ops_kernels_and_fallback() {
@@ -53,11 +53,24 @@ fn dump_lists_the_ops_kernels_and_fallback() {
     assert!(dump.contains("conflicts: none"), "{dump}");
 }
 
+/// Per dtype: the `f32` column's slots hold the `f32` kernels, `complex64`'s the complex ones.
 #[test]
 fn a_table_shows_which_kernel_serves_each_device() {
     let add = add::handle();
-    assert!(matches!(add.slot(ACCEL), Ok(SlotOrigin::Kernel(meta)) if meta.name == "add_accel"));
-    assert!(matches!(add.slot(HOST), Ok(SlotOrigin::Kernel(meta)) if meta.name == "add_host"));
+    let f32 = DTypeColumn::F32;
+    let kernel = |key, column| match add.slot_in(key, column) {
+        Ok(SlotOrigin::Kernel(meta)) => meta.name,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(kernel(ACCEL, f32), "add_accel");
+    assert_eq!(kernel(HOST, f32), "add_host");
+    assert_eq!(kernel(ACCEL, COMPLEX64.column()), "add_accel_complex");
+    assert_eq!(kernel(HOST, COMPLEX64.column()), "add_host_complex");
+    // A column no kernel of the key serves: as if nothing were registered there.
+    assert!(matches!(
+        add.slot_in(HOST, DTypeColumn::F64),
+        Ok(SlotOrigin::Missing)
+    ));
     assert!(
         matches!(add.slot(DispatchKey::Mode1), Ok(SlotOrigin::Fallback(meta)) if meta.name == "log_call")
     );

@@ -8,11 +8,19 @@
 //! PyTorch.
 //!
 //! The engine knows these eight types by name (a kernel declares `dtypes = "f32,f64"`) but nothing
-//! about their values: a tensor library maps its own element types onto them.
+//! about their values: a tensor library maps its own element types onto them. Four more bits,
+//! just below them (52..55), are [`UserDType`] slots, which a downstream crate claims and names
+//! for a dtype the engine does not know (`user.rs`); each has its own column.
 
 use std::fmt;
 
 use crate::key::DispatchKeySet;
+
+mod user;
+
+pub use user::SWITCHYARD_USER_DTYPES;
+pub use user::{NUM_USER_DTYPES, UserDType, UserDTypeDecl};
+pub(crate) use user::{columns_kept_cold, conflict_in, conflict_lines, dump_lines, name_is_new};
 
 /// Declares [`DType`] from one table: each row's doc, `Name = bit, "name", bytes, kind`.
 macro_rules! dtypes {
@@ -96,6 +104,9 @@ pub enum DTypeKind {
     Int,
     /// Floating point: `f16`, `bf16`, `f32`, `f64`.
     Float,
+    /// Neither: a [`UserDType`] that is complex, quantized or otherwise its own (no built-in
+    /// dtype has this kind).
+    Other,
 }
 
 impl DType {
@@ -315,8 +326,8 @@ macro_rules! columns {
     };
 }
 
-/// Number of columns: one per dtype, `mixed` and `untyped`.
-pub const NUM_COLUMNS: usize = NUM_DTYPES + 2;
+/// Number of columns: one per dtype (built-in and [`UserDType`] slot), `mixed` and `untyped`.
+pub const NUM_COLUMNS: usize = NUM_DTYPES + NUM_USER_DTYPES + 2;
 
 columns! {
     /// Every tensor argument is `bool`.
@@ -335,44 +346,77 @@ columns! {
     F32 = 6, "f32";
     /// Every tensor argument is `f64`.
     F64 = 7, "f64";
-    /// The arguments carry two dtypes or more.
-    Mixed = 8, "mixed";
+    /// Every tensor argument is the user dtype in slot [`UserDType::PrivateUse1`] (printed by
+    /// the name its crate declared).
+    PrivateUse1 = 8, "PrivateUse1";
+    /// Every tensor argument is the user dtype in slot [`UserDType::PrivateUse2`].
+    PrivateUse2 = 9, "PrivateUse2";
+    /// Every tensor argument is the user dtype in slot [`UserDType::PrivateUse3`].
+    PrivateUse3 = 10, "PrivateUse3";
+    /// Every tensor argument is the user dtype in slot [`UserDType::PrivateUse4`].
+    PrivateUse4 = 11, "PrivateUse4";
+    /// The arguments carry two dtypes or more (built-in or user).
+    Mixed = 12, "mixed";
     /// The arguments carry no dtype.
-    Untyped = 9, "untyped";
+    Untyped = 13, "untyped";
 }
 
-// A dtype's column has the dtype's index: `DTypeColumn::of` relies on it.
+// A dtype's column has the dtype's index, and a user slot's column `NUM_DTYPES` + its index:
+// `DTypeColumn::of_dtype_bits` relies on it.
 const _: () = {
     let mut i = 0;
     while i < NUM_DTYPES {
         assert!(DTypeColumn::ALL[i] as usize == DType::ALL[i] as usize);
         i += 1;
     }
+    let mut i = 0;
+    while i < NUM_USER_DTYPES {
+        assert!(
+            DTypeColumn::ALL[NUM_DTYPES + i] as usize == NUM_DTYPES + UserDType::ALL[i] as usize
+        );
+        i += 1;
+    }
     assert!(DTypeColumn::ALL[NUM_COLUMNS - 1] as usize == NUM_COLUMNS - 1);
 };
 
-/// The column of each value of a key set's dtype byte: one load on the hot path. Each op's table
-/// holds a copy (`OpTable::column_of`), read relative to the op's own address, which the hot path
-/// has at hand: a shared table would cost one more instruction to find.
-pub(crate) const COLUMN_OF: [DTypeColumn; 256] = {
-    let mut table = [DTypeColumn::Untyped; 256];
+/// Where a call's dtype bits start in its key set: the user slots' four bits (52..55), then the
+/// built-in dtypes' byte (56..63). `keys >> COLUMN_SHIFT` is the index into [`COLUMN_OF`].
+pub(crate) const COLUMN_SHIFT: u32 = UserDType::KEY_SHIFT;
+
+/// Values of `keys >> COLUMN_SHIFT`: the built-in byte above the user slots' nibble.
+pub(crate) const COLUMN_INDICES: usize = 1 << (64 - COLUMN_SHIFT);
+
+/// The column of each value of a key set's dtype bits (`keys >> COLUMN_SHIFT`): one load on the
+/// hot path. Each op's table holds a copy (`OpTable::column_of`, 4 KiB), read relative to the
+/// op's own address, which the hot path has at hand: a shared table would cost one more
+/// instruction to find.
+pub(crate) const COLUMN_OF: [DTypeColumn; COLUMN_INDICES] = {
+    let mut table = [DTypeColumn::Untyped; COLUMN_INDICES];
     let mut bits = 1;
-    while bits < 256 {
-        table[bits] = DTypeColumn::of(DTypeSet(bits as u8));
+    while bits < COLUMN_INDICES {
+        table[bits] = DTypeColumn::of_dtype_bits(bits as u16);
         bits += 1;
     }
     table
 };
 
 impl DTypeColumn {
-    /// The column of a call whose arguments carry `dtypes`.
+    /// The column of a call whose arguments carry `dtypes` (built-in dtypes only).
     pub const fn of(dtypes: DTypeSet) -> DTypeColumn {
-        if dtypes.is_empty() {
+        DTypeColumn::of_dtype_bits((dtypes.0 as u16) << NUM_USER_DTYPES)
+    }
+
+    /// The column of `keys >> COLUMN_SHIFT`: the built-in byte above the user nibble. One dtype
+    /// of either kind is its column; two or more (whatever their kinds) are `mixed`.
+    const fn of_dtype_bits(bits: u16) -> DTypeColumn {
+        if bits == 0 {
             DTypeColumn::Untyped
-        } else if dtypes.is_single() {
-            DTypeColumn::ALL[dtypes.0.trailing_zeros() as usize]
-        } else {
+        } else if !bits.is_power_of_two() {
             DTypeColumn::Mixed
+        } else if bits < 1 << NUM_USER_DTYPES {
+            DTypeColumn::ALL[NUM_DTYPES + bits.trailing_zeros() as usize]
+        } else {
+            DTypeColumn::ALL[bits.trailing_zeros() as usize - NUM_USER_DTYPES]
         }
     }
 
@@ -380,8 +424,8 @@ impl DTypeColumn {
     #[inline(always)]
     pub fn of_keys(keys: DispatchKeySet) -> DTypeColumn {
         // A `static`, not the `const`: indexing a `const` array at run time may copy it first.
-        static SHARED: [DTypeColumn; 256] = COLUMN_OF;
-        SHARED[(keys.bits() >> DType::KEY_SHIFT) as usize]
+        static SHARED: [DTypeColumn; COLUMN_INDICES] = COLUMN_OF;
+        SHARED[(keys.bits() >> COLUMN_SHIFT) as usize]
     }
 
     /// The column's index, below [`NUM_COLUMNS`].
@@ -390,9 +434,17 @@ impl DTypeColumn {
         self as usize
     }
 
-    /// The dtype of a one-dtype column.
+    /// The built-in dtype of a one-dtype column.
     pub const fn dtype(self) -> Option<DType> {
         DType::from_index(self as usize)
+    }
+
+    /// The user dtype slot of a user dtype's column.
+    pub const fn user_dtype(self) -> Option<UserDType> {
+        match (self as usize).checked_sub(NUM_DTYPES) {
+            Some(index) => UserDType::from_index(index),
+            None => None,
+        }
     }
 
     /// The set holding only this column.
@@ -407,9 +459,20 @@ impl From<DType> for DTypeColumn {
     }
 }
 
+impl From<UserDType> for DTypeColumn {
+    fn from(dtype: UserDType) -> Self {
+        dtype.column()
+    }
+}
+
+/// The column's name; a user dtype's column prints its declared name (`complex64`), or its slot
+/// (`PrivateUse1`) when no crate declared one.
 impl fmt::Display for DTypeColumn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        match self.user_dtype() {
+            Some(dtype) => fmt::Display::fmt(&dtype, f),
+            None => f.write_str(self.name()),
+        }
     }
 }
 
@@ -418,15 +481,17 @@ impl fmt::Display for DTypeColumn {
 /// others its key is as if it were not registered, so the call falls through to the next key that
 /// serves the column.
 ///
-/// A kernel that declares nothing serves every column ([`ColumnSet::ALL`]): it is promised
-/// nothing about its arguments' dtypes. So do fallbacks, fallthroughs and an op's body.
+/// A kernel that declares nothing serves every column ([`ColumnSet::ALL`], user dtypes' columns
+/// included): it is promised nothing about its arguments' dtypes. So do fallbacks, fallthroughs
+/// and an op's body. A user dtype's column is named by its constant (`dtypes = [COMPLEX64]`,
+/// `ColumnSet::from(COMPLEX64)`); no string token stands for it.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct ColumnSet(u16);
 
 impl ColumnSet {
     /// No column.
     pub const EMPTY: ColumnSet = ColumnSet(0);
-    /// Every column: what a kernel that declares no dtypes serves.
+    /// Every column (the user dtypes' too): what a kernel that declares no dtypes serves.
     pub const ALL: ColumnSet = ColumnSet((1 << NUM_COLUMNS) - 1);
 
     /// The tokens `dtypes = "…"` accepts, each with the columns it stands for: the eight dtype
@@ -434,7 +499,7 @@ impl ColumnSet {
     ///
     /// **Invariant:** the `#[kernel]` macro accepts exactly these names (`tests/tests/dtypes.rs`
     /// checks the macro's list against this one).
-    pub const TOKENS: [(&'static str, ColumnSet); NUM_COLUMNS + 3] = [
+    pub const TOKENS: [(&'static str, ColumnSet); NUM_DTYPES + 5] = [
         ("bool", DTypeColumn::Bool.set()),
         ("u8", DTypeColumn::U8.set()),
         ("i32", DTypeColumn::I32.set()),
@@ -469,7 +534,8 @@ impl ColumnSet {
     }
 
     /// The columns a comma-separated list of tokens stands for (`"f32, f64, mixed"`), or the
-    /// reason it names none: an unknown token, an empty entry or an empty list.
+    /// reason it names none: an unknown token, an empty entry or an empty list. At run time the
+    /// names declared for [`UserDType`] slots count too (`"f32, complex64"`).
     pub fn parse(list: &str) -> Result<ColumnSet, String> {
         let mut set = ColumnSet::EMPTY;
         for entry in list.split(',').map(str::trim) {
@@ -479,11 +545,22 @@ impl ColumnSet {
                      an empty entry"
                 ));
             }
-            match ColumnSet::token(entry) {
+            match ColumnSet::token(entry)
+                .or_else(|| UserDType::from_name(entry).map(UserDType::columns))
+            {
                 Some(columns) => set = set.union(columns),
                 None => {
+                    let declared: Vec<String> = UserDType::ALL
+                        .into_iter()
+                        .filter_map(|d| d.name().map(|name| format!("`{name}`")))
+                        .collect();
+                    let declared = if declared.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", or a declared user dtype: {}", declared.join(", "))
+                    };
                     return Err(format!(
-                        "unknown dtype `{entry}` in `dtypes`; expected one of: {}",
+                        "unknown dtype `{entry}` in `dtypes`; expected one of: {}{declared}",
                         ColumnSet::token_list()
                     ));
                 }
@@ -602,7 +679,7 @@ impl fmt::Display for ColumnSet {
             }
         }
         for column in rest.iter() {
-            part(f, column.name())?;
+            part(f, &column.to_string())?;
         }
         Ok(())
     }
@@ -616,14 +693,38 @@ impl fmt::Debug for ColumnSet {
 
 // ---- dtype bits in a key set ----
 
-/// The bits of a [`DispatchKeySet`] that carry dtypes (its high byte).
-const DTYPE_BITS: u64 = (u8::MAX as u64) << DType::KEY_SHIFT;
+/// The bits of a [`DispatchKeySet`] that carry dtypes: the user slots' nibble and the built-in
+/// byte above it.
+const DTYPE_BITS: u64 = u64::MAX << COLUMN_SHIFT;
 
 impl DispatchKeySet {
-    /// The dtypes the set carries (its high byte): a call's arguments' dtypes.
+    /// The built-in dtypes the set carries (its high byte): a call's arguments' dtypes.
     #[inline(always)]
     pub const fn dtypes(self) -> DTypeSet {
         DTypeSet::of_keys(self)
+    }
+
+    /// The [`UserDType`] slots the set carries (bits 52..55), in slot order.
+    pub fn user_dtypes(self) -> impl Iterator<Item = UserDType> {
+        UserDType::ALL
+            .into_iter()
+            .filter(move |d| self.bits() & d.key_bit().bits() != 0)
+    }
+
+    /// Every dtype the set carries, built-in (in promotion order) then user, for messages:
+    /// `f32|complex64`; `(none)` when it carries none.
+    pub fn dtype_names(self) -> String {
+        let names: Vec<String> = self
+            .dtypes()
+            .iter()
+            .map(|d| d.name().to_owned())
+            .chain(self.user_dtypes().map(|d| d.to_string()))
+            .collect();
+        if names.is_empty() {
+            "(none)".to_owned()
+        } else {
+            names.join("|")
+        }
     }
 
     /// The set with `dtypes`' bits added.
@@ -633,7 +734,7 @@ impl DispatchKeySet {
         DispatchKeySet::from_bits_retain(self.bits() | (dtypes.0 as u64) << DType::KEY_SHIFT)
     }
 
-    /// The dtype bits alone.
+    /// The dtype bits alone (built-in and user).
     #[inline(always)]
     #[must_use]
     pub const fn dtype_bits(self) -> DispatchKeySet {
@@ -648,7 +749,8 @@ impl DispatchKeySet {
 }
 
 /// `{CpuSimd, CpuNaive}`, and with dtype bits `{CpuSimd, CpuNaive; f32}` (or `{; f32|i32}` for
-/// dtypes alone): keys highest first, then the dtypes in promotion order.
+/// dtypes alone): keys highest first, then the dtypes in promotion order, then user dtypes by
+/// their declared names (`{PrivateUse2; complex64}`).
 impl fmt::Display for DispatchKeySet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("{")?;
@@ -658,9 +760,8 @@ impl fmt::Display for DispatchKeySet {
             }
             f.write_str(key.name())?;
         }
-        let dtypes = self.dtypes();
-        if !dtypes.is_empty() {
-            write!(f, "; {dtypes}")?;
+        if self.bits() & DTYPE_BITS != 0 {
+            write!(f, "; {}", self.dtype_names())?;
         }
         f.write_str("}")
     }
@@ -736,7 +837,7 @@ mod tests {
         }
         assert_eq!(
             DTypeColumn::ALL.map(DTypeColumn::index),
-            [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+            [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
         );
     }
 
@@ -748,7 +849,12 @@ mod tests {
         assert_eq!(set("int").iter().count(), 3);
         assert_eq!(set(" f32 , mixed ").to_string(), "f32|mixed");
         assert_eq!(set("f16,bf16,f32,f64,u8").to_string(), "float|u8");
-        assert_eq!(set("bool,int,float,mixed,untyped"), ColumnSet::ALL);
+        let user = UserDType::ALL.map(UserDType::columns);
+        let user = user.into_iter().fold(ColumnSet::EMPTY, ColumnSet::union);
+        assert_eq!(
+            set("bool,int,float,mixed,untyped").union(user),
+            ColumnSet::ALL
+        );
         assert_eq!(ColumnSet::ALL.to_string(), "all");
         assert_eq!(ColumnSet::EMPTY.to_string(), "(none)");
         let unknown = ColumnSet::parse("f32,double").unwrap_err();
