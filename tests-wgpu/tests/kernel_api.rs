@@ -158,6 +158,7 @@ fn every_misuse_of_the_kernel_api_is_an_error_naming_the_op() {
     let check = |what: &str, result: switchyard::Result<()>, says: &str| {
         let error = result.expect_err(what);
         let text = error.to_string();
+        println!("{what}: {text}");
         assert!(text.contains(OP), "{what}: {text}");
         assert!(text.contains(says), "{what}: {text}");
     };
@@ -180,7 +181,7 @@ fn every_misuse_of_the_kernel_api_is_an_error_naming_the_op() {
     check(
         "output is an input",
         gpu.dispatch(OP, &PLUS, &[storage, storage], &params, [1, 1]),
-        "read and write one buffer",
+        "also an input's buffer",
     );
     check(
         "grid past the adapter's limit",
@@ -215,7 +216,7 @@ fn every_misuse_of_the_kernel_api_is_an_error_naming_the_op() {
     check(
         "CPU input",
         elementwise(OP, &PLUS, &[&cpu], &[3], DType::F32, params).map(drop),
-        "got a tensor on cpu",
+        "got a tensor on cpu; its kernels read GPU tensors",
     );
     // Nothing above broke the context: a later launch works.
     let ok = elementwise(OP, &PLUS, &[&x], &[3], DType::F32, with_scalar(1.0)).unwrap();

@@ -334,8 +334,8 @@ impl Context {
         };
         if ins.iter().any(|(buffer, _)| *buffer == out.0) {
             return refuse(
-                "would read and write one buffer (a tensor and its view are one buffer): \
-                 gather the input into a buffer of its own first (`contiguous` of a clone)"
+                "was given an output (the last binding) that is also an input's buffer (a \
+                 tensor and its views share one): write a new buffer from `Gpu::alloc`"
                     .to_owned(),
             );
         }

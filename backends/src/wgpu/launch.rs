@@ -71,7 +71,7 @@ pub fn grid(op: &'static str, groups: u64) -> Result<[u32; 2]> {
     if y > MAX_GROUPS {
         return Err(DispatchError::kernel(
             op,
-            format!("{groups} workgroups exceed the wgpu grid"),
+            format!("{groups} workgroups exceed the wgpu grid ({MAX_GROUPS} × {MAX_GROUPS})"),
         ));
     }
     Ok([x as u32, y as u32])

@@ -93,7 +93,7 @@ impl Kernel {
     ) -> Result<&wgpu::ComputePipeline, &str> {
         self.pipeline
             .get_or_init(|| {
-                let module = cache.module(device, self.sources)?;
+                let module = cache.module(device, self.sources, self.entry_point)?;
                 let layout = &cache.layout(device, self.inputs).1;
                 captured(device, || {
                     device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -131,7 +131,8 @@ fn captured<T>(device: &wgpu::Device, make: impl FnOnce() -> T) -> Result<T, Str
     let errors = [validation.pop(), internal.pop()].map(pollster::block_on);
     match errors {
         [None, None] => Ok(value),
-        [Some(e), _] | [None, Some(e)] => Err(e.to_string()),
+        // wgpu's report ends in blank lines; the error it goes into continues after it.
+        [Some(e), _] | [None, Some(e)] => Err(e.to_string().trim_end().to_owned()),
     }
 }
 
@@ -154,11 +155,13 @@ impl Pipelines {
         self.layouts[inputs].get_or_init(|| layouts(device, inputs))
     }
 
-    /// The module of `sources` concatenated, compiled once per text.
+    /// The module of `sources` concatenated, compiled once per text (labelled with the entry
+    /// point of the kernel that compiled it, which wgpu's errors name).
     fn module(
         &self,
         device: &wgpu::Device,
         sources: &[&str],
+        label: &str,
     ) -> Result<wgpu::ShaderModule, String> {
         let text = sources.concat();
         // A poisoned lock still holds whole entries: each is inserted after it is built.
@@ -168,7 +171,7 @@ impl Pipelines {
             .or_insert_with_key(|text| {
                 captured(device, || {
                     device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                        label: None,
+                        label: Some(label),
                         source: wgpu::ShaderSource::Wgsl(text.as_str().into()),
                     })
                 })

@@ -57,7 +57,11 @@ impl WgpuStorage {
         x.backend_storage::<WgpuStorage>().ok_or_else(|| {
             DispatchError::kernel(
                 op,
-                format!("the wgpu backend got a tensor on {}", x.device()),
+                format!(
+                    "the wgpu backend got a tensor on {}; its kernels read GPU tensors \
+                     (`to(Device::Wgpu)`)",
+                    x.device()
+                ),
             )
         })
     }
