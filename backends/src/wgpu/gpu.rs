@@ -26,7 +26,8 @@ impl Gpu {
         })
     }
 
-    /// The wgpu device, to make buffers, textures or pipelines of your own.
+    /// The wgpu device, to make buffers, textures or pipelines of your own. Its uncaptured-error
+    /// handler is the backend's (such errors come back from the next wait): leave it in place.
     pub fn device(self) -> &'static wgpu::Device {
         self.context.device()
     }

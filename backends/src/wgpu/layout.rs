@@ -127,7 +127,7 @@ impl Operand {
     /// `x` as a view of its 32-bit words: offsets and strides times `words`, and one more,
     /// innermost dimension of extent `words` and stride 1 (the output's shape gets it too). A
     /// contiguous `x` still merges into one dimension. (Products saturate: a storage past 32
-    /// bits of words is refused by [`strided`] anyway.)
+    /// bits of words is refused by [`Params::strided`] anyway.)
     pub fn words(x: &Tensor, words: usize) -> Operand {
         let mut strides: Vec<usize> = x
             .strides()
