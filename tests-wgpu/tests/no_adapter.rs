@@ -11,6 +11,10 @@ use switchyard_backends as _;
 const CHILD: &str = "SWITCHYARD_NO_ADAPTER_CHILD";
 const TEST: &str = "gpu_calls_without_an_adapter_are_errors_and_the_cpu_still_works";
 
+/// A kernel that never compiles here: every launch fails first for want of an adapter.
+static UNUSED: switchyard_backends::wgpu::Kernel =
+    switchyard_backends::wgpu::Kernel::new(&["not WGSL"], "unused", 1);
+
 /// A wgpu backend that this platform does not have.
 const ABSENT_BACKEND: &str = if cfg!(target_os = "macos") {
     "dx12"
@@ -39,6 +43,17 @@ fn gpu_calls_without_an_adapter_are_errors_and_the_cpu_still_works() {
         try_full(&[2], 1.0, DType::F32, Device::Wgpu).unwrap_err(),
         try_to(&cpu, Device::Wgpu).unwrap_err(),
         switchyard_backends::wgpu::adapter_info().unwrap_err(),
+        // The kernel API: the context, and a downstream crate's kernel.
+        switchyard_backends::wgpu::Gpu::get("test::no_adapter").unwrap_err(),
+        switchyard_backends::wgpu::elementwise(
+            "test::no_adapter",
+            &UNUSED,
+            &[&cpu],
+            &[2],
+            DType::F32,
+            Default::default(),
+        )
+        .unwrap_err(),
     ] {
         assert!(matches!(error.kind(), ErrorKind::Kernel { .. }), "{error}");
         assert!(error.to_string().contains("no wgpu adapter: "), "{error}");

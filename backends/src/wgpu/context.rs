@@ -20,59 +20,13 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, mpsc};
 
 use switchyard::{DType, DispatchError};
 
-use super::pipelines::{Kernel, MAX_RANK, PARAMS_SIZE, Pipelines};
+use super::layout::{PARAMS_SIZE, Params};
+use super::pipeline::{Kernel, MAX_INPUTS, Pipelines};
 use super::pool::{Kind, Pool, PoolStats};
 use super::storage::{HELD, words_per};
 
 /// Dispatches recorded before the batch is submitted without being asked.
 pub(crate) const BATCH_PASSES: u64 = 32;
-
-/// The per-dispatch parameters every shader binds: `n`, `m`, `k`, `scalar` (see the `.wgsl`
-/// files for what each kernel makes of them), then the operands' layouts, which the strided
-/// shaders and `matmul.wgsl` read (`strided.wgsl` says how).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Params {
-    pub(crate) n: u32,
-    pub(crate) m: u32,
-    pub(crate) k: u32,
-    pub(crate) scalar: f32,
-    /// Dimensions in use in `sizes` and the strides.
-    pub(crate) rank: u32,
-    /// Each operand's storage offset, in the units its shader indexes: `x`, `y`, `z`.
-    pub(crate) offsets: [u32; 3],
-    /// The output's extents, outermost first.
-    pub(crate) sizes: [u32; MAX_RANK],
-    /// Each operand's strides (0 where it is broadcast).
-    pub(crate) strides: [[u32; MAX_RANK]; 3],
-}
-
-impl Params {
-    /// The uniform's bytes, in the field order of `Params` in `strided.wgsl`.
-    fn bytes(self) -> [u8; PARAMS_SIZE as usize] {
-        let head = [
-            self.n,
-            self.m,
-            self.k,
-            self.scalar.to_bits(),
-            self.rank,
-            self.offsets[0],
-            self.offsets[1],
-            self.offsets[2],
-        ];
-        // Five arrays of eight words (the head is as long as `MAX_RANK`, so the array types
-        // agree), cast to exactly the uniform's size.
-        bytemuck::cast([
-            head,
-            self.sizes,
-            self.strides[0],
-            self.strides[1],
-            self.strides[2],
-        ])
-    }
-}
-
-// `bytes` fills the uniform exactly: 8 head words, then four arrays of `MAX_RANK`.
-const _: () = assert!(PARAMS_SIZE as usize == 4 * (8 + 4 * MAX_RANK));
 
 /// A buffer the pool handed out: returns to the pool when dropped.
 #[derive(Debug)]
@@ -253,7 +207,7 @@ impl Context {
             mapped_at_creation: false,
         });
         Ok(Context {
-            pipelines: Pipelines::new(&device),
+            pipelines: Pipelines::default(),
             device,
             queue,
             info,
@@ -272,6 +226,23 @@ impl Context {
 
     pub(crate) fn info(&self) -> &wgpu::AdapterInfo {
         &self.info
+    }
+
+    pub(crate) fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    pub(crate) fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    pub(crate) fn limits(&self) -> &wgpu::Limits {
+        &self.limits
+    }
+
+    /// The uniform buffer of the batch's parameters.
+    pub(crate) fn params_buffer(&self) -> &wgpu::Buffer {
+        &self.params
     }
 
     pub(crate) fn pool_stats(&self) -> PoolStats {
@@ -324,16 +295,62 @@ impl Context {
     }
 
     /// Records one dispatch of `kernel` over `bindings` (inputs, then output) with `params`,
-    /// on a grid of `groups` workgroups. Nothing is submitted unless the batch is full.
+    /// on a grid of `groups` workgroups. Nothing is submitted unless the batch is full. Errors,
+    /// naming `op` and the kernel, when the bindings do not match the kernel, the grid or the
+    /// bindings exceed the adapter's limits, or the kernel does not compile; nothing is recorded
+    /// then.
     pub(crate) fn dispatch(
         &self,
-        kernel: Kernel,
+        op: &'static str,
+        kernel: &'static Kernel,
         bindings: &[Binding<'_>],
-        params: Params,
+        params: &Params,
         groups: [u32; 2],
-    ) {
-        debug_assert_eq!(bindings.len(), kernel.inputs() + 1);
-        let pipeline = self.pipelines.get(&self.device, kernel);
+    ) -> Result<(), DispatchError> {
+        let refuse = |why: String| {
+            Err(DispatchError::kernel(
+                op,
+                format!("wgpu kernel `{}` {why}", kernel.entry_point()),
+            ))
+        };
+        let inputs = kernel.inputs();
+        if bindings.len() != inputs + 1 {
+            return refuse(format!(
+                "binds {inputs} input(s) and an output, but {} tensor(s) were given",
+                bindings.len()
+            ));
+        }
+        let storage_limit = self.limits.max_storage_buffers_per_shader_stage as usize;
+        if inputs + 1 > storage_limit.min(MAX_INPUTS + 1) {
+            return refuse(format!(
+                "binds {} storage arrays; adapter `{}` allows {storage_limit} per kernel",
+                inputs + 1,
+                self.info.name
+            ));
+        }
+        // Never `None`: a kernel binds at least its output, and the count was checked.
+        let Some((out, ins)) = bindings.split_last() else {
+            return refuse("was given no output".to_owned());
+        };
+        if ins.iter().any(|(buffer, _)| *buffer == out.0) {
+            return refuse(
+                "was given an output (the last binding) that is also an input's buffer (a \
+                 tensor and its views share one): write a new buffer from `Gpu::alloc`"
+                    .to_owned(),
+            );
+        }
+        let most = self.limits.max_compute_workgroups_per_dimension;
+        if groups.iter().any(|&g| g > most) {
+            return refuse(format!(
+                "was given a grid of {groups:?} workgroups; adapter `{}` runs at most {most} per \
+                 dimension (`grid` folds a long row into two dimensions)",
+                self.info.name
+            ));
+        }
+        let pipeline = match kernel.pipeline(&self.device, &self.pipelines) {
+            Ok(pipeline) => pipeline,
+            Err(why) => return refuse(format!("cannot be built: {why}")),
+        };
         let mut batch = lock(&self.batch);
         if batch.passes == BATCH_PASSES {
             self.submit(&mut batch);
@@ -367,7 +384,7 @@ impl Context {
         });
         let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(kernel.entry_point()),
-            layout: self.pipelines.bind_group_layout(kernel.inputs()),
+            layout: &self.pipelines.layout(&self.device, inputs).0,
             entries: &entries,
         });
         // Record the pass into the open encoder, opening one if the batch is empty.
@@ -387,6 +404,7 @@ impl Context {
             pass.dispatch_workgroups(groups[0], groups[1], 1);
         }
         batch.passes += 1;
+        Ok(())
     }
 
     /// Submits the batch, if any, without waiting for it.
@@ -404,7 +422,8 @@ impl Context {
     }
 
     /// A new storage buffer holding `len` elements of `dtype` whose GPU bytes (see
-    /// `storage::words_per`) are `data`, written after all work recorded so far.
+    /// `storage::words_per`) are `data`, written after all work recorded so far; an error naming
+    /// `op` when `data` has another length, or as `alloc`.
     pub(crate) fn upload(
         &'static self,
         op: &'static str,
@@ -412,11 +431,17 @@ impl Context {
         len: usize,
         data: &[u8],
     ) -> Result<PooledBuffer, DispatchError> {
+        let bytes = (len as u64).saturating_mul(4 * words_per(dtype).unwrap_or(1) as u64);
+        if words_per(dtype).is_some() && data.len() as u64 != bytes {
+            return Err(DispatchError::kernel(
+                op,
+                format!(
+                    "an upload of {len} {dtype}s takes {bytes} bytes on the GPU, not {}",
+                    data.len()
+                ),
+            ));
+        }
         let buffer = self.alloc(op, len, dtype)?;
-        debug_assert_eq!(
-            data.len() as u64,
-            len as u64 * 4 * words_per(dtype).unwrap_or(1) as u64
-        );
         if !data.is_empty() {
             let mut batch = lock(&self.batch);
             // Recorded work may still use this buffer's previous tensor: submit it first, so the

@@ -29,50 +29,48 @@ use switchyard::{
     DType, Device, DispatchError, Element, Result, Scalar, Tensor, kernel, rules, with_element,
 };
 
-use super::context::{Context, Params, PooledBuffer, context};
+use super::gpu::Gpu;
 use super::launch::{
-    MAX_GROUPS, binary, bytes, dense, elementwise, gather, gpu_tensor, grid, held, launch, served,
-    storage, strided_plan, unary,
+    MAX_GROUPS, WORKGROUP, binary, dense, fill, gather, grid, held, launch, served, strided_plan,
+    unary,
 };
-use super::layout::{self, Operand, param};
-use super::pipelines::{
-    ELEMENTWISE_WORKGROUP, Kernel, MATMUL_TILE, REDUCE_PER_THREAD, REDUCE_WORKGROUP,
-};
-use super::storage::{HELD, words_per};
+use super::layout::{self, Operand, Params, param};
+use super::shaders::{self, MATMUL_TILE, REDUCE_PER_THREAD, REDUCE_WORKGROUP};
+use super::storage::{HELD, WgpuStorage, words_per};
 
 #[kernel(op = "add", key = Wgpu, dtypes = "f32")]
 fn add_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    binary("add", Kernel::Add, x, y)
+    binary("add", (&shaders::ADD, &shaders::ADD_STRIDED), x, y)
 }
 
 #[kernel(op = "sub", key = Wgpu, dtypes = "f32")]
 fn sub_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    binary("sub", Kernel::Sub, x, y)
+    binary("sub", (&shaders::SUB, &shaders::SUB_STRIDED), x, y)
 }
 
 #[kernel(op = "mul", key = Wgpu, dtypes = "f32")]
 fn mul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    binary("mul", Kernel::Mul, x, y)
+    binary("mul", (&shaders::MUL, &shaders::MUL_STRIDED), x, y)
 }
 
 #[kernel(op = "div", key = Wgpu, dtypes = "f32")]
 fn div_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    binary("div", Kernel::Div, x, y)
+    binary("div", (&shaders::DIV, &shaders::DIV_STRIDED), x, y)
 }
 
 #[kernel(op = "neg", key = Wgpu, dtypes = "f32")]
 fn neg_wgpu(x: &Tensor) -> Result<Tensor> {
-    unary("neg", Kernel::Neg, x)
+    unary("neg", (&shaders::NEG, &shaders::NEG_STRIDED), x)
 }
 
 #[kernel(op = "relu", key = Wgpu, dtypes = "f32")]
 fn relu_wgpu(x: &Tensor) -> Result<Tensor> {
-    unary("relu", Kernel::Relu, x)
+    unary("relu", (&shaders::RELU, &shaders::RELU_STRIDED), x)
 }
 
 #[kernel(op = "exp", key = Wgpu, dtypes = "f32")]
 fn exp_wgpu(x: &Tensor) -> Result<Tensor> {
-    unary("exp", Kernel::Exp, x)
+    unary("exp", (&shaders::EXP, &shaders::EXP_STRIDED), x)
 }
 
 /// `full` of the dtypes the GPU holds: `f32` by the fill shader; `bool` and `i64` as the value's
@@ -85,7 +83,7 @@ fn exp_wgpu(x: &Tensor) -> Result<Tensor> {
 fn full_wgpu(shape: &[usize], value: f64, dtype: DType, _device: Device) -> Result<Tensor> {
     const OP: &str = "full";
     let words: [u32; 2] = match dtype {
-        DType::F32 => return elementwise(OP, Kernel::Full, &[], shape, value as f32),
+        DType::F32 => return fill(OP, shape, value as f32),
         DType::Bool => [u32::from(bool::from_scalar(Scalar::Float(value))); 2],
         DType::I64 => {
             let v = i64::from_scalar(Scalar::Float(value));
@@ -109,8 +107,8 @@ fn full_wgpu(shape: &[usize], value: f64, dtype: DType, _device: Device) -> Resu
             k: words[1],
             ..Params::default()
         };
-        let groups = grid(OP, (n as u64).div_ceil(ELEMENTWISE_WORKGROUP))?;
-        Ok((Kernel::FillWords, params, groups))
+        let groups = grid(OP, (n as u64).div_ceil(WORKGROUP))?;
+        Ok((&shaders::FILL_WORDS, params, groups))
     })
 }
 
@@ -129,13 +127,13 @@ fn to_dtype_wgpu(x: &Tensor, dtype: DType) -> Result<Tensor> {
         return Ok(x.clone());
     }
     let (kernel, operand) = match (x.dtype(), dtype) {
-        (DType::F32, DType::Bool) => (Kernel::F32ToBool, Operand::of(x)),
-        (DType::Bool, DType::F32) => (Kernel::BoolToF32, Operand::of(x)),
-        (DType::Bool, DType::I64) => (Kernel::BoolToI64, Operand::of(x)),
-        (DType::F32, DType::I64) => (Kernel::F32ToI64, Operand::of(x)),
+        (DType::F32, DType::Bool) => (&shaders::F32_TO_BOOL, Operand::of(x)),
+        (DType::Bool, DType::F32) => (&shaders::BOOL_TO_F32, Operand::of(x)),
+        (DType::Bool, DType::I64) => (&shaders::BOOL_TO_I64, Operand::of(x)),
+        (DType::F32, DType::I64) => (&shaders::F32_TO_I64, Operand::of(x)),
         // The shaders read both words of each element.
-        (DType::I64, DType::Bool) => (Kernel::I64ToBool, Operand::scaled(x, 2)),
-        (DType::I64, DType::F32) => (Kernel::I64ToF32, Operand::scaled(x, 2)),
+        (DType::I64, DType::Bool) => (&shaders::I64_TO_BOOL, Operand::scaled(x, 2)),
+        (DType::I64, DType::F32) => (&shaders::I64_TO_F32, Operand::scaled(x, 2)),
         (from, to) => {
             return Err(DispatchError::kernel(
                 OP,
@@ -170,14 +168,13 @@ fn contiguous_wgpu(x: &Tensor) -> Result<Tensor> {
 /// none waits.
 fn reduce(op: &'static str, x: &Tensor, scale_by_len: bool) -> Result<Tensor> {
     served(op, &[x])?;
-    let gpu: &'static Context = context(op)?;
+    let gpu = Gpu::get(op)?;
     let x = if dense(x) { x.clone() } else { gather(op, x)? };
     let chunk = REDUCE_WORKGROUP * REDUCE_PER_THREAD;
     let total = x.numel() as u64;
-    let mut input = storage(op, &x)?.binding();
     let mut len = total;
-    // The previous pass's output: the next pass's input, kept alive until that pass is recorded.
-    let mut partials: PooledBuffer;
+    // The previous pass's output: the next pass's input.
+    let mut partials: Option<WgpuStorage> = None;
     loop {
         let groups = len.div_ceil(chunk).max(1);
         let last = groups == 1;
@@ -187,27 +184,25 @@ fn reduce(op: &'static str, x: &Tensor, scale_by_len: bool) -> Result<Tensor> {
         } else {
             1.0
         };
-        let out = gpu.alloc(op, groups as usize, DType::F32)?;
+        let out = gpu.alloc(op, DType::F32, groups as usize)?;
         let params = Params {
             n: param(op, len)?,
             m: param(op, groups)?,
             scalar,
             ..Params::default()
         };
-        gpu.dispatch(
-            Kernel::SumPass,
-            &[input, (out.buffer(), groups * 4)],
-            params,
-            grid(op, groups)?,
-        );
-        partials = out;
+        let input = match &partials {
+            Some(previous) => previous,
+            None => WgpuStorage::of(op, &x)?,
+        };
+        let groups_grid = grid(op, groups)?;
+        gpu.dispatch(op, &shaders::SUM_PASS, &[input, &out], &params, groups_grid)?;
         if last {
-            break;
+            return out.into_tensor(&[]);
         }
-        input = (partials.buffer(), groups * 4);
+        partials = Some(out);
         len = groups;
     }
-    gpu_tensor(partials, 1, &[], DType::F32)
 }
 
 #[kernel(op = "sum", key = Wgpu, dtypes = "f32")]
@@ -224,39 +219,46 @@ fn mean_wgpu(x: &Tensor) -> Result<Tensor> {
 /// or sliced operand costs no copy.
 #[kernel(op = "matmul", key = Wgpu, dtypes = "f32")]
 fn matmul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    const OP: &str = "matmul";
     // The result's element count `m·n` is checked (the CPU backend's shape and size rules).
-    served("matmul", &[x, y])?;
-    let (m, k, n, len) = rules::matmul_dims(x, y, DType::F32)?;
-    let gpu = context("matmul")?;
-    let (xs, ys) = (storage("matmul", x)?, storage("matmul", y)?);
-    // Checked before the output is allocated, as in `elementwise` (an empty result launches
-    // nothing, so it has nothing to check).
-    let launch = if len == 0 {
-        None
-    } else {
+    served(OP, &[x, y])?;
+    let (m, k, n, _) = rules::matmul_dims(x, y, DType::F32)?;
+    launch(OP, DType::F32, &[m, n], &[x, y], |_| {
         let groups = [n, m].map(|d| (d as u64).div_ceil(MATMUL_TILE));
         if groups.iter().any(|&g| g > MAX_GROUPS) {
             return Err(DispatchError::kernel(
-                "matmul",
+                OP,
                 format!("a [{m}, {n}] result exceeds the wgpu grid"),
             ));
         }
-        Some((layout::matmul(x, y, [m, k, n])?, groups))
-    };
-    let out = gpu.alloc("matmul", len, DType::F32)?;
-    if let Some((params, groups)) = launch {
-        gpu.dispatch(
-            Kernel::Matmul,
-            &[
-                xs.binding(),
-                ys.binding(),
-                (out.buffer(), bytes(len, DType::F32)),
-            ],
-            params,
+        Ok((
+            &shaders::MATMUL,
+            matmul_params(x, y, [m, k, n])?,
             groups.map(|g| g as u32),
-        );
+        ))
+    })
+}
+
+/// `Params` for `matmul.wgsl`: `x: [m, k]` and `y: [k, n]` read through their offsets and
+/// strides (a dimension of extent 1 gets stride 0: it is never stepped, and its stride may be
+/// anything).
+fn matmul_params(x: &Tensor, y: &Tensor, [m, k, n]: [usize; 3]) -> Result<Params> {
+    const OP: &str = "matmul";
+    let mut params = Params {
+        n: param(OP, n as u64)?,
+        m: param(OP, m as u64)?,
+        k: param(OP, k as u64)?,
+        rank: 2,
+        ..Params::default()
+    };
+    for (i, t) in [x, y].into_iter().enumerate() {
+        params.offsets[i] = Operand::of(t).offset(OP)?;
+        for d in 0..2 {
+            let stride = if t.shape()[d] > 1 { t.strides()[d] } else { 0 };
+            params.strides[i][d] = param(OP, stride as u64)?;
+        }
     }
-    gpu_tensor(out, len, &[m, n], DType::F32)
+    Ok(params)
 }
 
 /// Copies between the CPU (or any device whose storage can be read back to the host) and the
@@ -286,7 +288,7 @@ fn to_wgpu(x: &Tensor, device: Device) -> Result<Tensor> {
         }
         (_, Device::Wgpu) => {
             held(OP, x)?;
-            let gpu = context(OP)?;
+            let gpu = Gpu::get(OP)?;
             let buffer = match x.dtype() {
                 DType::F32 => match x.as_slice::<f32>() {
                     Ok(values) => {
@@ -310,7 +312,7 @@ fn to_wgpu(x: &Tensor, device: Device) -> Result<Tensor> {
                     gpu.upload(OP, DType::I64, values.len(), &bytes)?
                 }
             };
-            gpu_tensor(buffer, x.numel(), x.shape(), x.dtype())
+            buffer.into_tensor(x.shape())
         }
         (from, to) => Err(DispatchError::kernel(
             OP,
@@ -365,22 +367,21 @@ fn copy_wgpu(dst: &mut Tensor, src: &Tensor) -> Result<()> {
     } else {
         src
     };
-    let len = dst.numel();
-    if len > 0 {
-        let gpu = context(OP)?;
+    if dst.numel() > 0 {
+        let gpu = Gpu::get(OP)?;
         // `f32` through the float scatter; the others as views of their words.
         let (kernel, shape, operands) = if dst.dtype() == DType::F32 {
             let operands = vec![Operand::of(&src), Operand::of(dst)];
-            (Kernel::ScatterStrided, dst.shape().to_vec(), operands)
+            (&shaders::SCATTER_STRIDED, dst.shape().to_vec(), operands)
         } else {
             let mut shape = dst.shape().to_vec();
             shape.push(words);
             let operands = vec![Operand::words(&src, words), Operand::words(dst, words)];
-            (Kernel::ScatterWords, shape, operands)
+            (&shaders::SCATTER_WORDS, shape, operands)
         };
         let (kernel, params, groups) = strided_plan(OP, kernel, &shape, &operands)?;
-        let (from, to) = (storage(OP, &src)?, storage(OP, dst)?);
-        gpu.dispatch(kernel, &[from.binding(), to.binding()], params, groups);
+        let (from, to) = (WgpuStorage::of(OP, &src)?, WgpuStorage::of(OP, dst)?);
+        gpu.dispatch(OP, kernel, &[from, to], &params, groups)?;
     }
     dst.storage().bump_version();
     Ok(())

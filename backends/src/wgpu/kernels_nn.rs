@@ -18,31 +18,31 @@ use switchyard::ops::{
 use switchyard::rules::{self, Reduction};
 use switchyard::{DType, Device, DispatchError, Result, Tensor, kernel};
 
-use super::context::Params;
 use super::launch::{
-    Plan, dense, elementwise, gather, grid, held, launch, served, strided_plan, unary,
+    Plan, WORKGROUP, dense, fill, gather, grid, held, launch, served, strided_plan, unary,
 };
-use super::layout::{Operand, param};
-use super::pipelines::{ELEMENTWISE_WORKGROUP, Kernel};
+use super::layout::{Operand, Params, param};
+use super::pipeline::Kernel;
+use super::shaders;
 
 #[kernel(op = "log", key = Wgpu, dtypes = "f32")]
 fn log_wgpu(x: &Tensor) -> Result<Tensor> {
-    unary("log", Kernel::Log, x)
+    unary("log", (&shaders::LOG, &shaders::LOG_STRIDED), x)
 }
 
 #[kernel(op = "tanh", key = Wgpu, dtypes = "f32")]
 fn tanh_wgpu(x: &Tensor) -> Result<Tensor> {
-    unary("tanh", Kernel::Tanh, x)
+    unary("tanh", (&shaders::TANH, &shaders::TANH_STRIDED), x)
 }
 
 #[kernel(op = "sigmoid", key = Wgpu, dtypes = "f32")]
 fn sigmoid_wgpu(x: &Tensor) -> Result<Tensor> {
-    unary("sigmoid", Kernel::Sigmoid, x)
+    unary("sigmoid", (&shaders::SIGMOID, &shaders::SIGMOID_STRIDED), x)
 }
 
 #[kernel(op = "sqrt", key = Wgpu, dtypes = "f32")]
 fn sqrt_wgpu(x: &Tensor) -> Result<Tensor> {
-    unary("sqrt", Kernel::Sqrt, x)
+    unary("sqrt", (&shaders::SQRT, &shaders::SQRT_STRIDED), x)
 }
 
 // Reductions along dimensions: the input is viewed with its reduced dimensions innermost
@@ -55,7 +55,7 @@ fn reduce_rows(
     op: &'static str,
     x: &Tensor,
     r: &Reduction,
-    kernel: Kernel,
+    kernel: &'static Kernel,
     dtype: DType,
     scalar: f32,
 ) -> Result<Tensor> {
@@ -86,9 +86,9 @@ fn sum_dim_wgpu(x: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
     let r = rules::reduction(OP, x.shape(), dims, keepdim)?;
     if r.inner == 0 {
         // Sums of nothing are 0.
-        return elementwise(OP, Kernel::Full, &[], &r.shape, 0.0);
+        return fill(OP, &r.shape, 0.0);
     }
-    reduce_rows(OP, x, &r, Kernel::SumRows, DType::F32, 1.0)
+    reduce_rows(OP, x, &r, &shaders::SUM_ROWS, DType::F32, 1.0)
 }
 
 #[kernel(op = "mean_dim", key = Wgpu, dtypes = "f32")]
@@ -98,11 +98,11 @@ fn mean_dim_wgpu(x: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
     let r = rules::reduction(OP, x.shape(), dims, keepdim)?;
     if r.inner == 0 {
         // Means of nothing are NaN, as on the CPU.
-        return elementwise(OP, Kernel::Full, &[], &r.shape, f32::NAN);
+        return fill(OP, &r.shape, f32::NAN);
     }
     // One rounding of 1/n in `f64`, then one product per row (closer than WGSL's division).
     let scale = (1.0 / r.inner as f64) as f32;
-    reduce_rows(OP, x, &r, Kernel::SumRows, DType::F32, scale)
+    reduce_rows(OP, x, &r, &shaders::SUM_ROWS, DType::F32, scale)
 }
 
 /// The reduction of `max_dim` and `argmax`: along one dimension, never an empty one (the CPU's
@@ -118,7 +118,7 @@ fn max_reduction(op: &'static str, x: &Tensor, dim: usize, keepdim: bool) -> Res
 fn max_dim_wgpu(x: &Tensor, dim: usize, keepdim: bool) -> Result<Tensor> {
     const OP: &str = "max_dim";
     let r = max_reduction(OP, x, dim, keepdim)?;
-    reduce_rows(OP, x, &r, Kernel::MaxRows, DType::F32, 1.0)
+    reduce_rows(OP, x, &r, &shaders::MAX_ROWS, DType::F32, 1.0)
 }
 
 /// The index as an `i64` (two 32-bit words on the GPU: see `storage.rs`).
@@ -126,7 +126,7 @@ fn max_dim_wgpu(x: &Tensor, dim: usize, keepdim: bool) -> Result<Tensor> {
 fn argmax_wgpu(x: &Tensor, dim: usize, keepdim: bool) -> Result<Tensor> {
     const OP: &str = "argmax";
     let r = max_reduction(OP, x, dim, keepdim)?;
-    reduce_rows(OP, x, &r, Kernel::ArgmaxRows, DType::I64, 1.0)
+    reduce_rows(OP, x, &r, &shaders::ARGMAX_ROWS, DType::I64, 1.0)
 }
 
 /// The six comparisons, numbered as `compare.wgsl`'s `params.k` reads them.
@@ -144,9 +144,9 @@ enum Comparison {
 /// column says so; a pair of two dtypes is in the mixed column, which no kernel here serves).
 fn compare(op: &'static str, x: &Tensor, y: &Tensor, how: Comparison) -> Result<Tensor> {
     let (kernel, words) = match (x.dtype(), y.dtype()) {
-        (DType::F32, DType::F32) => (Kernel::CompareF32, 1),
-        (DType::Bool, DType::Bool) => (Kernel::CompareBool, 1),
-        (DType::I64, DType::I64) => (Kernel::CompareI64, 2),
+        (DType::F32, DType::F32) => (&shaders::COMPARE_F32, 1),
+        (DType::Bool, DType::Bool) => (&shaders::COMPARE_BOOL, 1),
+        (DType::I64, DType::I64) => (&shaders::COMPARE_I64, 2),
         (a, b) => {
             return Err(DispatchError::kernel(
                 op,
@@ -208,7 +208,7 @@ fn where_wgpu(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     launch(OP, dtype, &shape, &[c, x, y], |_| {
         if words == 1 {
             let operands = [Operand::of(c), Operand::of(x), Operand::of(y)];
-            return strided_plan(OP, Kernel::WhereWords, &shape, &operands);
+            return strided_plan(OP, &shaders::WHERE_WORDS, &shape, &operands);
         }
         // Two-word values: the layouts' shape gets the words as its innermost dimension, and the
         // condition stays put along it.
@@ -219,17 +219,22 @@ fn where_wgpu(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
             Operand::words(x, words),
             Operand::words(y, words),
         ];
-        strided_plan(OP, Kernel::WhereWords, &word_shape, &operands)
+        strided_plan(OP, &shaders::WHERE_WORDS, &word_shape, &operands)
     })
 }
 
 /// The plan of a factory: one invocation per element of a contiguous output.
-fn factory_plan(op: &'static str, kernel: Kernel, len: usize, params: Params) -> Result<Plan> {
+fn factory_plan(
+    op: &'static str,
+    kernel: &'static Kernel,
+    len: usize,
+    params: Params,
+) -> Result<Plan> {
     let params = Params {
         n: param(op, len as u64)?,
         ..params
     };
-    let groups = grid(op, (len as u64).div_ceil(ELEMENTWISE_WORKGROUP))?;
+    let groups = grid(op, (len as u64).div_ceil(WORKGROUP))?;
     Ok((kernel, params, groups))
 }
 
@@ -240,8 +245,8 @@ fn arange_wgpu(n: usize, dtype: DType, _device: Device) -> Result<Tensor> {
     const OP: &str = "arange";
     rules::arange(n, dtype)?;
     let kernel = match dtype {
-        DType::F32 => Kernel::ArangeF32,
-        DType::I64 => Kernel::ArangeI64,
+        DType::F32 => &shaders::ARANGE_F32,
+        DType::I64 => &shaders::ARANGE_I64,
         other => {
             return Err(DispatchError::kernel(
                 OP,
@@ -262,7 +267,7 @@ fn arange_wgpu(n: usize, dtype: DType, _device: Device) -> Result<Tensor> {
 /// `factories.wgsl`).
 fn random(
     op: &'static str,
-    kernel: Kernel,
+    kernel: &'static Kernel,
     shape: &[usize],
     (seed, offset): (i64, i64),
     dtype: DType,
@@ -292,10 +297,10 @@ fn random(
 
 #[kernel(op = rand_seeded, key = Wgpu, dtypes = "f32")]
 fn rand_wgpu(shape: &[usize], seed: i64, offset: i64, dtype: DType, _: Device) -> Result<Tensor> {
-    random("rand", Kernel::RandF32, shape, (seed, offset), dtype)
+    random("rand", &shaders::RAND_F32, shape, (seed, offset), dtype)
 }
 
 #[kernel(op = randn_seeded, key = Wgpu, dtypes = "f32")]
 fn randn_wgpu(shape: &[usize], seed: i64, offset: i64, dtype: DType, _: Device) -> Result<Tensor> {
-    random("randn", Kernel::RandnF32, shape, (seed, offset), dtype)
+    random("randn", &shaders::RANDN_F32, shape, (seed, offset), dtype)
 }

@@ -1,10 +1,11 @@
 //! Strided operands as the strided shaders and `matmul.wgsl` see them: offsets, extents and
-//! strides packed into [`Params`], in 32 bits each.
+//! strides packed into [`Params`], in 32 bits each. Public: a kernel of any crate describes its
+//! operands with [`Operand`] and gets its uniform from [`Params::strided`].
 //!
-//! Elementwise operands reach [`elementwise`] as views of the output's shape (a broadcast operand
-//! is expanded first, so it has stride 0 where it stretches). Dimensions of extent 1 are dropped
-//! and neighbours that are contiguous for every operand are merged, so a narrowed matrix is a
-//! vector of rows and most layouts reach the shader with a rank of 1 or 2; only what is left must
+//! Elementwise operands reach [`Params::strided`] as views of the output's shape (a broadcast
+//! operand is expanded first, so it has stride 0 where it stretches). Dimensions of extent 1 are
+//! dropped and neighbours that are contiguous for every operand are merged, so a narrowed matrix is
+//! a vector of rows and most layouts reach the shader with a rank of 1 or 2; only what is left must
 //! fit [`MAX_RANK`].
 //!
 //! An [`Operand`] is what a shader indexes: usually a tensor's elements; for the word shaders an
@@ -14,11 +15,76 @@
 
 use switchyard::{DispatchError, Result, Tensor};
 
-use super::context::Params;
-use super::pipelines::MAX_RANK;
+/// Dimensions the strided shaders index ([`Params::sizes`] and the strides hold this many).
+pub const MAX_RANK: usize = 8;
 
-/// `value` as a shader's `u32` parameter, or an error naming `op`.
-pub(crate) fn param(op: &'static str, value: u64) -> Result<u32> {
+/// Bytes of the `Params` uniform every kernel binds (the prelude's `Params` is all of it; a shader
+/// may declare a shorter prefix).
+pub(crate) const PARAMS_SIZE: u64 = 160;
+
+/// The operands whose layouts one [`Params`] holds (`where`'s condition and two values).
+pub const MAX_OPERANDS: usize = 3;
+
+/// The uniform every kernel binds after its output: `n`, `m`, `k`, `scalar` (each kernel gives
+/// them its own meaning), then the operands' layouts, which the strided shaders read. In WGSL it
+/// is the `Params` struct of [`PRELUDE`](super::PRELUDE), 160 bytes; a shader may declare only a
+/// prefix (the plain shaders declare the first four fields).
+///
+/// [`Params::strided`] fills `n` and the layouts; a kernel sets `m`, `k` and `scalar` itself.
+#[derive(Clone, Copy, PartialEq, Debug, Default)]
+pub struct Params {
+    /// Usually the invocations that do work (the shaders skip those at `index >= n`).
+    pub n: u32,
+    /// Free for the kernel (`matmul`: rows; `full` of `i64`: the low word).
+    pub m: u32,
+    /// Free for the kernel (the comparisons: which one).
+    pub k: u32,
+    /// Free for the kernel (`full`: the value; a downstream `scale`: the factor).
+    pub scalar: f32,
+    /// Dimensions in use in `sizes` and the strides.
+    pub rank: u32,
+    /// Each operand's storage offset, in the units its shader indexes: `x`, `y`, `z`.
+    pub offsets: [u32; 3],
+    /// The output's extents, outermost first.
+    pub sizes: [u32; 8],
+    /// Each operand's strides (0 where it is broadcast).
+    pub strides: [[u32; 8]; 3],
+}
+
+// The lengths are literals, not `MAX_OPERANDS` and `MAX_RANK`: rustc 1.95 crashes (broken MIR)
+// on a struct update `Params { .., ..p }` in another crate's closure when they are named consts.
+const _: () = assert!(MAX_OPERANDS == 3 && MAX_RANK == 8);
+
+impl Params {
+    /// The uniform's bytes, in the field order of `Params` in `strided.wgsl`.
+    pub(crate) fn bytes(self) -> [u8; PARAMS_SIZE as usize] {
+        let head = [
+            self.n,
+            self.m,
+            self.k,
+            self.scalar.to_bits(),
+            self.rank,
+            self.offsets[0],
+            self.offsets[1],
+            self.offsets[2],
+        ];
+        // Five arrays of eight words (the head is as long as `MAX_RANK`, so the array types
+        // agree), cast to exactly the uniform's size.
+        bytemuck::cast([
+            head,
+            self.sizes,
+            self.strides[0],
+            self.strides[1],
+            self.strides[2],
+        ])
+    }
+}
+
+// `bytes` fills the uniform exactly: 8 head words, then four arrays of `MAX_RANK`.
+const _: () = assert!(PARAMS_SIZE as usize == 4 * (8 + 4 * MAX_RANK));
+
+/// `value` as a shader's `u32` parameter, or an error naming `op` (WGSL indexes in 32 bits).
+pub fn param(op: &'static str, value: u64) -> Result<u32> {
     u32::try_from(value).map_err(|_| {
         DispatchError::kernel(
             op,
@@ -27,14 +93,11 @@ pub(crate) fn param(op: &'static str, value: u64) -> Result<u32> {
     })
 }
 
-/// The operands a strided shader reads at most (`where`'s condition and two values).
-const OPERANDS: usize = 3;
-
 /// An operand as a strided shader indexes it: its storage offset and its strides over the
 /// output's shape (0 where it is broadcast), in the units the shader indexes its array in, and
-/// how many such units its storage holds.
+/// how many such units its storage holds. Made from a GPU tensor; see [`Params::strided`].
 #[derive(Clone, PartialEq, Eq, Debug)]
-pub(crate) struct Operand {
+pub struct Operand {
     offset: usize,
     strides: Vec<usize>,
     /// Every offset the shader computes for this operand is below it (a `Tensor` invariant, in
@@ -44,7 +107,7 @@ pub(crate) struct Operand {
 
 impl Operand {
     /// `x` (a view of the output's shape) element by element.
-    pub(crate) fn of(x: &Tensor) -> Operand {
+    pub fn of(x: &Tensor) -> Operand {
         Operand {
             offset: x.storage_offset(),
             strides: x.strides().to_vec(),
@@ -55,7 +118,7 @@ impl Operand {
     /// `x` element by element, for a shader that reads element `e` at words `words · e ..`
     /// (an `i64` comparison reads both words of each element): its storage must fit 32 bits in
     /// words, not only in elements.
-    pub(crate) fn scaled(x: &Tensor, words: usize) -> Operand {
+    pub fn scaled(x: &Tensor, words: usize) -> Operand {
         let mut operand = Operand::of(x);
         operand.extent = operand.extent.saturating_mul(words as u64);
         operand
@@ -64,8 +127,8 @@ impl Operand {
     /// `x` as a view of its 32-bit words: offsets and strides times `words`, and one more,
     /// innermost dimension of extent `words` and stride 1 (the output's shape gets it too). A
     /// contiguous `x` still merges into one dimension. (Products saturate: a storage past 32
-    /// bits of words is refused by [`strided`] anyway.)
-    pub(crate) fn words(x: &Tensor, words: usize) -> Operand {
+    /// bits of words is refused by [`Params::strided`] anyway.)
+    pub fn words(x: &Tensor, words: usize) -> Operand {
         let mut strides: Vec<usize> = x
             .strides()
             .iter()
@@ -81,17 +144,17 @@ impl Operand {
 
     /// The same operand, broadcast along one more innermost dimension (stride 0): a `where`
     /// condition over the words of its values.
-    pub(crate) fn broadcast_inner(mut self) -> Operand {
+    pub fn broadcast_inner(mut self) -> Operand {
         self.strides.push(0);
         self
     }
 
     /// The storage offset as a shader parameter, once every offset the shader computes is known
-    /// to fit in 32 bits: the shaders compute `offset + Σ coordinate · stride` in `u32`, and each
-    /// such offset is below the operand's extent, so an extent of at most `u32::MAX` keeps every
-    /// partial sum exact. Checking offset, sizes and strides one by one would not: their sum
-    /// could still wrap.
-    fn offset_param(&self, op: &'static str) -> Result<u32> {
+    /// to fit in 32 bits (else an error naming `op`): the shaders compute
+    /// `offset + Σ coordinate · stride` in `u32`, and each such offset is below the operand's
+    /// extent, so an extent of at most `u32::MAX` keeps every partial sum exact. Checking offset,
+    /// sizes and strides one by one would not: their sum could still wrap.
+    pub fn offset(&self, op: &'static str) -> Result<u32> {
         param(op, self.extent)?;
         param(op, self.offset as u64)
     }
@@ -101,14 +164,14 @@ impl Operand {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 struct Dim {
     size: usize,
-    strides: [usize; OPERANDS],
+    strides: [usize; MAX_OPERANDS],
 }
 
 /// The dimensions of `shape` with extent-1 dimensions dropped and contiguous neighbours merged;
-/// `strides` holds each operand's strides over `shape` (at most [`OPERANDS`]; missing ones count
+/// `strides` holds each operand's strides over `shape` (at most [`MAX_OPERANDS`]; missing ones count
 /// as all zeros).
 fn merged(shape: &[usize], strides: &[&[usize]]) -> Vec<Dim> {
-    debug_assert!(strides.len() <= OPERANDS);
+    debug_assert!(strides.len() <= MAX_OPERANDS);
     let mut dims: Vec<Dim> = Vec::with_capacity(shape.len());
     for (d, &size) in shape.iter().enumerate() {
         // An extent-1 dimension adds nothing to any offset, whatever its stride.
@@ -117,7 +180,7 @@ fn merged(shape: &[usize], strides: &[&[usize]]) -> Vec<Dim> {
         }
         let mut dim = Dim {
             size,
-            strides: [0; OPERANDS],
+            strides: [0; MAX_OPERANDS],
         };
         for (i, s) in strides.iter().enumerate() {
             dim.strides[i] = s[d];
@@ -125,7 +188,7 @@ fn merged(shape: &[usize], strides: &[&[usize]]) -> Vec<Dim> {
         // The outer neighbour steps exactly over this whole dimension, for every operand: one
         // dimension of both extents. (Products fit: they are offsets inside the operand.)
         match dims.last_mut() {
-            Some(outer) if (0..OPERANDS).all(|i| outer.strides[i] == dim.strides[i] * size) => {
+            Some(outer) if (0..MAX_OPERANDS).all(|i| outer.strides[i] == dim.strides[i] * size) => {
                 outer.size *= size;
                 outer.strides = dim.strides;
             }
@@ -144,85 +207,73 @@ pub(crate) fn fits(x: &Tensor, words: usize) -> bool {
     merged(&shape, &[&operand.strides]).len() <= MAX_RANK
 }
 
-/// `Params` for an elementwise kernel of output `shape` (`n` elements, checked by the caller)
-/// over `inputs`, each a non-empty view of `shape` read element by element; an error naming `op`
-/// when the layout does not fit the shaders (more than [`MAX_RANK`] dimensions left after
-/// merging, or offsets past 32 bits).
-pub(crate) fn elementwise(
-    op: &'static str,
-    shape: &[usize],
-    n: usize,
-    inputs: &[&Tensor],
-) -> Result<Params> {
-    let operands: Vec<Operand> = inputs.iter().map(|x| Operand::of(x)).collect();
-    strided(op, shape, n, &operands)
-}
-
-/// `Params` for a strided kernel of output `shape` (`n` invocations, checked by the caller) over
-/// `operands` (at most three, non-empty), each indexed over `shape`; an error naming `op` as for
-/// [`elementwise`].
-pub(crate) fn strided(
-    op: &'static str,
-    shape: &[usize],
-    n: usize,
-    operands: &[Operand],
-) -> Result<Params> {
-    debug_assert!(operands.len() <= OPERANDS);
-    let strides: Vec<&[usize]> = operands.iter().map(|o| &o.strides[..]).collect();
-    let dims = merged(shape, &strides);
-    if dims.len() > MAX_RANK {
-        let layouts: Vec<String> = operands
+impl Params {
+    /// The layouts of `operands` (at most [`MAX_OPERANDS`], each indexed over `shape`: a view of
+    /// the output's shape, stride 0 where broadcast) and `n`, the invocations of one per element
+    /// of `shape`; `m`, `k` and `scalar` are 0 for the kernel to set. The prelude's `offsets(i)`
+    /// then gives where element `i` of `shape` lies in each operand.
+    ///
+    /// An error naming `op` when the layout does not fit the shaders: more than [`MAX_RANK`]
+    /// dimensions left after merging, more than [`MAX_OPERANDS`] operands, operands whose
+    /// strides do not match `shape`'s rank, or sizes and offsets past 32 bits.
+    pub fn strided(op: &'static str, shape: &[usize], operands: &[Operand]) -> Result<Params> {
+        if operands.len() > MAX_OPERANDS {
+            return Err(DispatchError::kernel(
+                op,
+                format!(
+                    "one `Params` holds the layouts of at most {MAX_OPERANDS} operands, not {}",
+                    operands.len()
+                ),
+            ));
+        }
+        if let Some(o) = operands.iter().find(|o| o.strides.len() != shape.len()) {
+            return Err(DispatchError::shape(
+                op,
+                format!(
+                    "an operand with strides {:?} is not a view of shape {shape:?}: expand it \
+                     to the output's shape first",
+                    o.strides
+                ),
+            ));
+        }
+        let n = shape
             .iter()
-            .map(|o| format!("strides {:?}", o.strides))
-            .collect();
-        return Err(DispatchError::kernel(
-            op,
-            format!(
-                "the wgpu backend reads views of at most {MAX_RANK} dimensions that do not merge; \
-                 shape {shape:?} with {} leaves {}: move it to the CPU first \
-                 (`to(Device::Cpu)`), where any layout is served",
-                layouts.join(" and "),
-                dims.len()
-            ),
-        ));
-    }
-    let mut params = Params {
-        n: param(op, n as u64)?,
-        rank: dims.len() as u32,
-        ..Params::default()
-    };
-    for (i, operand) in operands.iter().enumerate() {
-        params.offsets[i] = operand.offset_param(op)?;
-    }
-    for (d, dim) in dims.iter().enumerate() {
-        params.sizes[d] = param(op, dim.size as u64)?;
-        for i in 0..OPERANDS {
-            params.strides[i][d] = param(op, dim.strides[i] as u64)?;
+            .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+            .unwrap_or(u64::MAX);
+        let strides: Vec<&[usize]> = operands.iter().map(|o| &o.strides[..]).collect();
+        let dims = merged(shape, &strides);
+        if dims.len() > MAX_RANK {
+            let layouts: Vec<String> = operands
+                .iter()
+                .map(|o| format!("strides {:?}", o.strides))
+                .collect();
+            return Err(DispatchError::kernel(
+                op,
+                format!(
+                    "the wgpu backend reads views of at most {MAX_RANK} dimensions that do not \
+                     merge; shape {shape:?} with {} leaves {}: move it to the CPU first \
+                     (`to(Device::Cpu)`), where any layout is served",
+                    layouts.join(" and "),
+                    dims.len()
+                ),
+            ));
         }
-    }
-    Ok(params)
-}
-
-/// `Params` for `matmul.wgsl`: `x: [m, k]` and `y: [k, n]` read through their offsets and
-/// strides (a dimension of extent 1 gets stride 0: it is never stepped, and its stride may be
-/// anything).
-pub(crate) fn matmul(x: &Tensor, y: &Tensor, [m, k, n]: [usize; 3]) -> Result<Params> {
-    const OP: &str = "matmul";
-    let mut params = Params {
-        n: param(OP, n as u64)?,
-        m: param(OP, m as u64)?,
-        k: param(OP, k as u64)?,
-        rank: 2,
-        ..Params::default()
-    };
-    for (i, t) in [x, y].into_iter().enumerate() {
-        params.offsets[i] = Operand::of(t).offset_param(OP)?;
-        for d in 0..2 {
-            let stride = if t.shape()[d] > 1 { t.strides()[d] } else { 0 };
-            params.strides[i][d] = param(OP, stride as u64)?;
+        let mut params = Params {
+            n: param(op, n)?,
+            rank: dims.len() as u32,
+            ..Params::default()
+        };
+        for (i, operand) in operands.iter().enumerate() {
+            params.offsets[i] = operand.offset(op)?;
         }
+        for (d, dim) in dims.iter().enumerate() {
+            params.sizes[d] = param(op, dim.size as u64)?;
+            for i in 0..MAX_OPERANDS {
+                params.strides[i][d] = param(op, dim.strides[i] as u64)?;
+            }
+        }
+        Ok(params)
     }
-    Ok(params)
 }
 
 #[cfg(test)]

@@ -61,20 +61,106 @@
 //! waiting) every 32 dispatches and before an upload, and waited for only when the host reads
 //! values; [`synchronize`] waits explicitly, [`recorded_dispatches`] tells what is not yet
 //! submitted. Errors the device reports asynchronously come back from the next wait.
+//!
+//! # Writing a GPU kernel
+//!
+//! Any crate can give its own op, or a standard one, a GPU kernel through the API the standard
+//! ops' kernels use here. A [`Kernel`] is a `static` naming an entry point of a WGSL module; its
+//! pipeline is compiled at the first launch and kept in that static, so it is compiled once per
+//! process and never confused with another crate's. [`elementwise`] launches it with one
+//! invocation per element of a new output, over inputs in any layout; [`launch`],
+//! [`Gpu::alloc`] and [`Gpu::dispatch`] are the steps it takes, for kernels of any other shape
+//! (several passes, an output written in place, a grid of one's own).
+//!
+//! A kernel binds, in group 0, its input arrays (`read` storage, bindings `0..inputs`), its output
+//! (`read_write` storage, binding `inputs`) and the [`Params`] uniform (binding `inputs + 1`).
+//! Its WGSL starts with [`PRELUDE`], which declares `Params`, `WORKGROUP`, `index(…)` (the
+//! invocation's element) and `offsets(i)` (where element `i` lies in each input, through its
+//! offset and strides). On the GPU an `f32` tensor is an `array<f32>`, a `bool` an `array<u32>`
+//! of 0 and 1, an `i64` an `array<vec2<u32>>`, low word first ([`words_per`]).
+//!
+//! Every failure is a [`DispatchError`] naming the op, never a panic: no adapter, a dtype the GPU
+//! does not hold, sizes past its 32-bit indices, a layout of more than [`MAX_RANK`] dimensions
+//! that do not merge, bindings that do not match the kernel, WGSL that does not compile (wgpu's
+//! message, at the first launch and every later one). A launch records its dispatch and returns;
+//! the result is read like any GPU tensor.
+//!
+//! ```
+//! use switchyard::{DType, Device, Result, Tensor, kernel, op};
+//! use switchyard_backends::wgpu::{self, Kernel, PRELUDE, Params};
+//!
+//! /// `x · factor + offset`, elementwise.
+//! #[op(name = "doc::affine")]
+//! pub fn affine(x: &Tensor, factor: f32, offset: f32) -> Tensor;
+//!
+//! const AFFINE_WGSL: &str = r#"
+//! @group(0) @binding(0) var<storage, read> x: array<f32>;
+//! @group(0) @binding(1) var<storage, read_write> out: array<f32>;
+//! @group(0) @binding(2) var<uniform> params: Params;
+//!
+//! @compute @workgroup_size(WORKGROUP)
+//! fn affine(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+//!           @builtin(local_invocation_index) local: u32) {
+//!     let i = index(wg, groups, local);
+//!     if i < params.n {
+//!         out[i] = x[offsets(i).x] * params.scalar + bitcast<f32>(params.m);
+//!     }
+//! }
+//! "#;
+//!
+//! static AFFINE: Kernel = Kernel::new(&[PRELUDE, AFFINE_WGSL], "affine", 1);
+//!
+//! #[kernel(op = "affine", key = Wgpu, dtypes = "f32")]
+//! fn affine_wgpu(x: &Tensor, factor: f32, offset: f32) -> Result<Tensor> {
+//!     let params = Params { scalar: factor, m: offset.to_bits(), ..Params::default() };
+//!     wgpu::elementwise("doc::affine", &AFFINE, &[x], x.shape(), DType::F32, params)
+//! }
+//!
+//! fn main() {
+//!     let x = Tensor::from_vec::<f32>(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
+//!     match wgpu::adapter_info() {
+//!         Ok(_) => {
+//!             // A transposed view of a GPU tensor, read in place.
+//!             let y = affine(&x.to(Device::Wgpu).t(), 2.0, 0.5);
+//!             assert_eq!(y.device(), Device::Wgpu);
+//!             assert_eq!(y.to_vec::<f32>(), [2.5, 8.5, 4.5, 10.5, 6.5, 12.5]);
+//!         }
+//!         Err(_) => {
+//!             let error = affine_wgpu(&x, 2.0, 0.5).unwrap_err();
+//!             assert!(error.to_string().contains("doc::affine"), "{error}");
+//!             assert!(error.to_string().contains("no wgpu adapter"), "{error}");
+//!         }
+//!     }
+//! }
+//! ```
+//!
+//! Work of one's own on [`Gpu::device`] and [`Gpu::queue`] is possible too; the [`wgpu`]
+//! re-export names their types at the backend's own wgpu version, and [`Gpu::queue`] says how
+//! such work is ordered with the backend's.
 
 mod context;
+mod gpu;
 mod kernels;
 mod kernels_nn;
 mod launch;
 mod layout;
-mod pipelines;
+mod pipeline;
 mod pool;
+mod shaders;
 mod storage;
 
 use switchyard::DispatchError;
 
+/// The wgpu crate this backend is built on, so that a kernel using [`Gpu::device`] or
+/// [`WgpuStorage::buffer`] names its types without depending on a matching wgpu version.
+pub use ::wgpu;
+
+pub use gpu::Gpu;
+pub use launch::{MAX_GROUPS, Plan, WORKGROUP, elementwise, grid, launch};
+pub use layout::{MAX_OPERANDS, MAX_RANK, Operand, Params, param};
+pub use pipeline::{Kernel, MAX_INPUTS, PRELUDE};
 pub use pool::PoolStats;
-pub use storage::WgpuStorage;
+pub use storage::{WgpuStorage, words_per};
 
 /// The adapter the backend uses (creating the context if needed), or the error every GPU call
 /// returns when there is none: `no wgpu adapter: <wgpu's reason>`.

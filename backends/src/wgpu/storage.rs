@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use switchyard::{BackendStorage, DType, DispatchError};
+use switchyard::{BackendStorage, DType, Device, DispatchError, Tensor};
 
 use super::context::{Binding, PooledBuffer};
 
@@ -16,8 +16,9 @@ use super::context::{Binding, PooledBuffer};
 ///   is a plain copy. Shaders compare and convert them word by word.
 ///
 /// Every other dtype (`f64`, `f16`, `bf16`, `i32`, `u8`) is an error naming it, never a silent
-/// conversion.
-pub(crate) fn words_per(dtype: DType) -> Option<usize> {
+/// conversion. (A dtype is held when it has a layout in words; one the engine does not know yet
+/// would be held the same way, as its element size in words.)
+pub fn words_per(dtype: DType) -> Option<usize> {
     match dtype {
         DType::F32 | DType::Bool => Some(1),
         DType::I64 => Some(2),
@@ -33,7 +34,8 @@ pub(crate) const HELD: &str = "f32, bool and i64";
 /// from the backend's pool (the buffer may be larger: pool buffers come in size classes). Dropping
 /// the last tensor that holds it returns the buffer to the pool.
 ///
-/// Kernels of other crates reach it with `tensor.backend_storage::<WgpuStorage>()`.
+/// Kernels reach an input's storage with [`WgpuStorage::of`], get a new one from
+/// [`Gpu::alloc`](super::Gpu::alloc) and make it a tensor with [`WgpuStorage::into_tensor`].
 pub struct WgpuStorage {
     buffer: PooledBuffer,
     len: usize,
@@ -46,6 +48,28 @@ impl WgpuStorage {
     pub(crate) fn new(buffer: PooledBuffer, len: usize, dtype: DType) -> WgpuStorage {
         debug_assert!(words_per(dtype).is_some(), "no GPU layout for {dtype}");
         WgpuStorage { buffer, len, dtype }
+    }
+
+    /// The GPU storage of `x`, or an error naming `op` if `x` is on another device (a call
+    /// reaches a `Wgpu` kernel only if an argument is on the GPU, and mixed devices are an error
+    /// before that, so this fails only for a kernel called by hand).
+    pub fn of<'t>(op: &'static str, x: &'t Tensor) -> Result<&'t WgpuStorage, DispatchError> {
+        x.backend_storage::<WgpuStorage>().ok_or_else(|| {
+            DispatchError::kernel(
+                op,
+                format!(
+                    "the wgpu backend got a tensor on {}; its kernels read GPU tensors \
+                     (`to(Device::Wgpu)`)",
+                    x.device()
+                ),
+            )
+        })
+    }
+
+    /// A contiguous GPU tensor of `shape` over these values; an error if `shape` does not have
+    /// exactly [`len`](BackendStorage::len) elements.
+    pub fn into_tensor(self, shape: &[usize]) -> Result<Tensor, DispatchError> {
+        Tensor::from_backend(self, shape, Device::Wgpu)
     }
 
     /// The GPU buffer. Its first bytes are the values: `f32` as their bits, `bool` as one 32-bit

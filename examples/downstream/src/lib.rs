@@ -3,7 +3,9 @@
 //! - declares an op switchyard knows nothing of ([`scale()`]) and gives it a CPU kernel;
 //! - adds a device: a toy backend on [`DispatchKey::PrivateUse1`] whose tensors keep their values
 //!   in a storage type of its own ([`ToyStorage`]), as a GPU backend keeps a buffer;
-//! - registers kernels for standard ops it does not own (`add`, `mul`) on that device.
+//! - registers kernels for standard ops it does not own (`add`, `mul`) on that device;
+//! - with its feature `wgpu`, gives [`scale()`] a GPU kernel: a WGSL snippet and a few lines of
+//!   Rust over `switchyard_backends::wgpu`'s public kernel API (`src/gpu.rs`).
 //!
 //! No central list was edited: the registrations are linkme statics, found at first use.
 //!
@@ -19,6 +21,9 @@
 //! ```
 
 #![warn(missing_docs)]
+
+#[cfg(feature = "wgpu")]
+mod gpu;
 
 use switchyard::ops::{add, mul};
 use switchyard::{
