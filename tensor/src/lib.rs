@@ -27,6 +27,7 @@ mod inplace;
 mod methods;
 mod nn_composites;
 mod nn_ops;
+pub mod operand;
 mod operators;
 pub mod ops;
 pub mod optim;

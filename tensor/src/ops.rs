@@ -47,6 +47,12 @@ use crate::{Device, Tensor};
 pub use crate::grad_ops::*;
 pub use crate::nn_composites::*;
 pub use crate::nn_ops::*;
+pub use crate::operand::{
+    add_scalar, div_scalar, eq_scalar, ge_scalar, gt_scalar, le_scalar, lt_scalar, mul_scalar,
+    ne_scalar, sub_scalar, try_add_scalar, try_div_scalar, try_eq_scalar, try_ge_scalar,
+    try_gt_scalar, try_le_scalar, try_lt_scalar, try_mul_scalar, try_ne_scalar, try_sub_scalar,
+    try_where_scalar, where_scalar,
+};
 pub use crate::random::{rand, randn, try_rand, try_randn};
 
 pub use crate::inplace::{
