@@ -100,7 +100,11 @@ pub fn sum(x: &Tensor) -> Tensor;
 #[op(name = "mean")]
 pub fn mean(x: &Tensor) -> Tensor;
 
-/// The matrix product of `x: [m, k]` and `y: [k, n]`, shape `[m, n]`, promoted (not `bool`).
+/// The matrix product, promoted (not `bool`), as PyTorch's `matmul` shapes it: `[m, k]` times
+/// `[k, n]` is `[m, n]`; a 1-D `x` is a row and a 1-D `y` a column, whose extent-1 dimension
+/// the result drops (two vectors give their dot product, 0-d); operands of rank 3 and more are
+/// stacks of matrices whose batch dimensions broadcast (`[2, 1, m, k]` times `[5, k, n]` is
+/// `[2, 5, m, n]`). See [`rules::matmul_shapes`](crate::rules::matmul_shapes).
 #[op(name = "matmul")]
 pub fn matmul(x: &Tensor, y: &Tensor) -> Tensor;
 

@@ -321,6 +321,8 @@ pub fn argmax(a: DType) -> Result<()> {
     Ok(())
 }
 
+pub use crate::matmul_batch::{MatmulShapes, batched as matmul_batched, matmul_shapes};
+
 /// The dtype `matmul` computes in and returns: promoted; `bool` is refused.
 pub fn matmul(a: DType, b: DType) -> Result<DType> {
     match DType::promote(a, b) {

@@ -321,8 +321,12 @@ pub(crate) fn mean_naive(x: &Tensor) -> Result<Tensor> {
     scalar_of("mean", dtype, Scalar::Float(mean))
 }
 
+/// Two matrices here; other ranks through [`rules::matmul_batched`], one matrix product each.
 #[kernel(op = "matmul", key = CpuNaive)]
 pub(crate) fn matmul_naive(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    if x.dim() != 2 || y.dim() != 2 {
+        return rules::matmul_batched(x, y, matmul_naive);
+    }
     let dtype = rules::matmul(x.dtype(), y.dtype())?;
     let (m, k, n, _) = rules::matmul_dims(x, y, dtype)?;
     let (x, y) = (as_dtype(x, dtype)?, as_dtype(y, dtype)?);
