@@ -44,6 +44,9 @@ use switchyard::{DType, kernel, op};
 use crate::view as layout;
 use crate::{Device, Tensor};
 
+pub use crate::cross_entropy::{
+    CrossEntropyOptions, LossReduction, cross_entropy_with, try_cross_entropy_with,
+};
 pub use crate::grad_ops::*;
 pub use crate::nn_composites::*;
 pub use crate::nn_ops::*;
