@@ -256,3 +256,58 @@ pub fn try_where_scalar(cond: &Tensor, x: impl Operand, y: impl Operand) -> Resu
     let (x, y) = resolve_pair(cond.device(), x, y)?;
     ops::try_where_cond(cond, &x, &y)
 }
+
+/// `x + alpha · y`, PyTorch's `add(x, y, alpha=…)`: `y` converted to the result dtype of `x`
+/// and `y` (as [`add`](fn@crate::ops::add) promotes), multiplied by `alpha` there, then added.
+/// `alpha` must fit that dtype's kind: a float `alpha` with an integer result, or a `bool` one
+/// with a non-`bool` result, is an error, as in PyTorch. (PyTorch's CPU kernel fuses the
+/// multiply-add, rounding once; this rounds the product and the sum.)
+#[track_caller]
+pub fn add_alpha(x: &Tensor, y: &Tensor, alpha: impl Number) -> Tensor {
+    try_add_alpha(x, y, alpha).unwrap_or_else(|e| e.panic())
+}
+
+/// [`add_alpha`], returning the op's error.
+pub fn try_add_alpha(x: &Tensor, y: &Tensor, alpha: impl Number) -> Result<Tensor> {
+    ops::try_add(x, &scaled("add", x, y, alpha.value())?)
+}
+
+/// `x − alpha · y`, PyTorch's `sub(x, y, alpha=…)`; see [`add_alpha`].
+#[track_caller]
+pub fn sub_alpha(x: &Tensor, y: &Tensor, alpha: impl Number) -> Tensor {
+    try_sub_alpha(x, y, alpha).unwrap_or_else(|e| e.panic())
+}
+
+/// [`sub_alpha`], returning the op's error.
+pub fn try_sub_alpha(x: &Tensor, y: &Tensor, alpha: impl Number) -> Result<Tensor> {
+    ops::try_sub(x, &scaled("sub", x, y, alpha.value())?)
+}
+
+/// `alpha · y` in the dtype `op(x, y)` computes in, after `alpha`'s checks.
+fn scaled(op: &'static str, x: &Tensor, y: &Tensor, alpha: Scalar) -> Result<Tensor> {
+    let dtype = crate::rules::binary(op, x, y)?;
+    let fits = match alpha {
+        Scalar::Float(_) => dtype.is_float(),
+        Scalar::Int(_) => dtype != DType::Bool,
+        Scalar::Bool(_) => dtype == DType::Bool,
+    };
+    if !fits {
+        return Err(DispatchError::kernel(
+            op,
+            format!(
+                "alpha {alpha:?} does not fit the result dtype {dtype} of {op}({} {:?}, {} {:?}): \
+                 an integer result takes an integer alpha, a bool result a bool one",
+                x.dtype(),
+                x.shape(),
+                y.dtype(),
+                y.shape()
+            ),
+        ));
+    }
+    let y = if y.dtype() == dtype {
+        y.clone()
+    } else {
+        ops::try_to_dtype(y, dtype)?
+    };
+    ops::try_mul(&y, &number_tensor(alpha, dtype, y.device())?)
+}

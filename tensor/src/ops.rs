@@ -50,6 +50,7 @@ pub use crate::cross_entropy::{
 pub use crate::grad_ops::*;
 pub use crate::nn_composites::*;
 pub use crate::nn_ops::*;
+pub use crate::operand::{add_alpha, sub_alpha, try_add_alpha, try_sub_alpha};
 pub use crate::operand::{
     add_scalar, div_scalar, eq_scalar, ge_scalar, gt_scalar, le_scalar, lt_scalar, mul_scalar,
     ne_scalar, sub_scalar, try_add_scalar, try_div_scalar, try_eq_scalar, try_ge_scalar,

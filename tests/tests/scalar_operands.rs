@@ -113,3 +113,36 @@ fn number_errors_name_the_op() {
         .to_string();
     assert!(error.contains("sub") && error.contains("bool"), "{error}");
 }
+
+// torch.add(torch.tensor([1., 2.]), torch.tensor([10., 20.]), alpha=0.5) -> tensor([ 6., 12.])
+// torch.sub(torch.tensor([1, 2]), torch.tensor([1, 1]), alpha=3) -> tensor([-2, -1])
+// torch.add(torch.tensor([1, 2], dtype=torch.int32), torch.tensor([0.5, 1.]), alpha=2)
+//   -> tensor([2., 4.])
+// torch.add(torch.tensor([1, 2]), torch.tensor([1, 1]), alpha=0.5) -> RuntimeError: For
+//   integral input tensors, argument alpha must not be a floating point number.
+#[test]
+fn add_and_sub_with_alpha() {
+    let r = ops::add_alpha(&f32s(&[1.0, 2.0]), &f32s(&[10.0, 20.0]), 0.5);
+    assert_eq!(r.to_vec::<f32>(), [6.0, 12.0]);
+    let ints = |v: Vec<i64>| Tensor::from_vec(v, &[2]).unwrap();
+    let r = ops::sub_alpha(&ints(vec![1, 2]), &ints(vec![1, 1]), 3);
+    assert_eq!((r.dtype(), r.to_vec::<i64>()), (DType::I64, vec![-2, -1]));
+    let i32s = Tensor::from_vec(vec![1i32, 2], &[2]).unwrap();
+    let r = ops::add_alpha(&i32s, &f32s(&[0.5, 1.0]), 2);
+    assert_eq!((r.dtype(), r.to_vec::<f32>()), (DType::F32, vec![2.0, 4.0]));
+    let error = ops::try_add_alpha(&ints(vec![1, 2]), &ints(vec![1, 1]), 0.5)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("add") && error.contains("alpha") && error.contains("i64"),
+        "{error}"
+    );
+    // x = torch.tensor([1., 2.], requires_grad=True); y = ...; torch.add(x, y,
+    //   alpha=3).sum().backward(); y.grad -> tensor([3., 3.]), x.grad -> tensor([1., 1.])
+    let (mut x, mut y) = (f32s(&[1.0, 2.0]), f32s(&[3.0, 4.0]));
+    x.requires_grad_(true);
+    y.requires_grad_(true);
+    ops::sum(&ops::add_alpha(&x, &y, 3)).backward();
+    assert_eq!(x.grad().unwrap().to_vec::<f32>(), [1.0, 1.0]);
+    assert_eq!(y.grad().unwrap().to_vec::<f32>(), [3.0, 3.0]);
+}
