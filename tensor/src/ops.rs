@@ -3,8 +3,10 @@
 //! backend from here.
 //!
 //! **Elementwise binary ops** broadcast (NumPy's rules) and promote (PyTorch's: the result of
-//! `add(i32, f32)` is `f32`; see [`DType::promote`](switchyard::DType::promote)); `div` of two
-//! integer tensors is true division and gives `f32`. Incompatible shapes are a
+//! `add(i32, f32)` is `f32`, and a 0-d operand does not raise the dtype within its category:
+//! `f32[3] + f64 0-d` is `f32`; see [`rules::result_type`](crate::rules::result_type)); `div`
+//! of two integer tensors is true division and gives `f32`. A Rust number is an operand too
+//! (`&x + 1.5`, [`add_scalar`], [`where_scalar`]; see [`crate::operand`]). Incompatible shapes are a
 //! [`switchyard::DispatchError`] naming both, never a panic inside a loop.
 //!
 //! **For neural networks** (declared in `nn_ops.rs`): elementwise `log`, `tanh`, `sigmoid`,
