@@ -118,7 +118,7 @@ fn check_binary(op: &'static str, x: &Tensor, y: &Tensor) -> Result<()> {
             ),
         ));
     }
-    fits(op, x, rules::binary(op, x.dtype(), y.dtype())?)
+    fits(op, x, rules::binary(op, x, y)?)
 }
 
 /// A result of `dtype` can be stored in `x` (see the module docs).

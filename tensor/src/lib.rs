@@ -7,6 +7,23 @@
 //! special to the engine: the tensor boxes through [`switchyard::boxable_tensor!`], names its
 //! devices with [`switchyard::name_device!`] and declares dtypes through the engine's [`DType`],
 //! the doors any tensor library uses.
+//!
+//! # Where the standard ops depart from PyTorch
+//!
+//! The ops follow PyTorch's answers (shapes, dtypes, special values) unless this table says
+//! otherwise; each row is deliberate.
+//!
+//! | What | Here | PyTorch | Why |
+//! |---|---|---|---|
+//! | `sum`, `mean` of floats on the CPU | the naive backend sums in `f64` and rounds once (`mean` of `f32` `[3e38, 3e38]` is `3e38`); the SIMD one adds its `f32` lane blocks in `f64` | accumulated in the dtype (or `f32` for halves): `inf` there | the exact answer where a wider sum costs little (the GPU sums in `f32`) |
+//! | float → integer `to_dtype` | truncates and saturates, NaN is 0 (Rust's `as`) | undefined in C++; on x86 out-of-range values become the type's minimum | one defined answer on every backend |
+//! | `matmul` on the naive backend | each dot product in `f64`, rounded once; infinite where an `f32` accumulation overflows | in the dtype, in BLAS's order | the oracle: the exact sum, and IEEE's overflow |
+//! | a float number beside `f16`/`bf16` (`&h + 0.1`) | the number rounded to the tensor's dtype, then the op | the number kept in `f32` for the op | one 0-d operand path for numbers and tensors |
+//! | operators with a number (`&x * 2`) | `f64` and `i64` numbers only (`ops::mul_scalar` takes every [`operand::Number`]) | any Python number | a literal needs one impl per kind to infer its type |
+//! | numbers in op calls | `ops::add_scalar(&x, 2.0)`, not `ops::add(&x, 2.0)` | `torch.add(x, 2.0)` | an op has one signature (ATen's `add.Scalar` is a separate overload too) |
+//! | `add_alpha`, `sub_alpha` | `alpha · y` rounded, then the sum | one fused multiply-add on the CPU | made of `mul` and `add`, on every backend that serves them |
+//! | `div` with a rounding mode | not provided: `div` is true division only | `rounding_mode="trunc"`/`"floor"` | not built yet: needs `trunc`/`floor` kernels |
+//! | `relu_backward`'s body on a device without its kernel | `le` and `where`: `out` gets no gradient (none, not zeros) | zeros | the body is made of standard ops; the values of `grad`'s gradient are the same |
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -20,13 +37,16 @@ pub use half;
 mod access;
 mod arg;
 pub mod autograd;
+mod cross_entropy;
 mod device;
 mod element;
 mod grad_ops;
 mod inplace;
+mod matmul_batch;
 mod methods;
 mod nn_composites;
 mod nn_ops;
+pub mod operand;
 mod operators;
 pub mod ops;
 pub mod optim;

@@ -54,7 +54,10 @@ pub fn log_softmax(x: &Tensor, dim: usize) -> Tensor {
     log_softmax_as("log_softmax", x, dim)
 }
 
-/// The mean cross-entropy loss of a batch: `−(1/N) Σₙ log_softmax(logits, 1)[n, targets[n]]`
+/// The mean cross-entropy loss of a batch (PyTorch's defaults; for `reduction`, `weight`,
+/// `ignore_index`, `label_smoothing` and `[N, C, d1, …]` logits, see
+/// [`cross_entropy_with`](crate::ops::cross_entropy_with)):
+/// `−(1/N) Σₙ log_softmax(logits, 1)[n, targets[n]]`
 /// for `logits` of shape `[N, C]` (one row of class scores per example, a float tensor) and
 /// `targets` of shape `[N]` (each example's class, an integer tensor, `i64` as in PyTorch, with
 /// values in `0..C`), on one device. A 0-d tensor of the logits' dtype; an empty batch gives

@@ -47,7 +47,7 @@ pub fn max_dim(x: &Tensor, dim: usize, keepdim: bool) -> Tensor;
 
 /// The index (`i64`) of the maximum of `x` along `dim`: the first on ties; a NaN counts as
 /// above everything, so the first NaN's index (as in PyTorch). An empty extent along `dim` is an
-/// error.
+/// error, and so is a `bool` tensor (as in PyTorch: convert it to `u8`).
 #[op(name = "argmax")]
 pub fn argmax(x: &Tensor, dim: usize, keepdim: bool) -> Tensor;
 

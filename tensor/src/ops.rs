@@ -3,8 +3,10 @@
 //! backend from here.
 //!
 //! **Elementwise binary ops** broadcast (NumPy's rules) and promote (PyTorch's: the result of
-//! `add(i32, f32)` is `f32`; see [`DType::promote`](switchyard::DType::promote)); `div` of two
-//! integer tensors is true division and gives `f32`. Incompatible shapes are a
+//! `add(i32, f32)` is `f32`, and a 0-d operand does not raise the dtype within its category:
+//! `f32[3] + f64 0-d` is `f32`; see [`rules::result_type`](crate::rules::result_type)); `div`
+//! of two integer tensors is true division and gives `f32`. A Rust number is an operand too
+//! (`&x + 1.5`, [`add_scalar`], [`where_scalar`]; see [`crate::operand`]). Incompatible shapes are a
 //! [`switchyard::DispatchError`] naming both, never a panic inside a loop.
 //!
 //! **For neural networks** (declared in `nn_ops.rs`): elementwise `log`, `tanh`, `sigmoid`,
@@ -44,9 +46,19 @@ use switchyard::{DType, kernel, op};
 use crate::view as layout;
 use crate::{Device, Tensor};
 
+pub use crate::cross_entropy::{
+    CrossEntropyOptions, LossReduction, cross_entropy_with, try_cross_entropy_with,
+};
 pub use crate::grad_ops::*;
 pub use crate::nn_composites::*;
 pub use crate::nn_ops::*;
+pub use crate::operand::{add_alpha, sub_alpha, try_add_alpha, try_sub_alpha};
+pub use crate::operand::{
+    add_scalar, div_scalar, eq_scalar, ge_scalar, gt_scalar, le_scalar, lt_scalar, mul_scalar,
+    ne_scalar, sub_scalar, try_add_scalar, try_div_scalar, try_eq_scalar, try_ge_scalar,
+    try_gt_scalar, try_le_scalar, try_lt_scalar, try_mul_scalar, try_ne_scalar, try_sub_scalar,
+    try_where_scalar, where_scalar,
+};
 pub use crate::random::{rand, randn, try_rand, try_randn};
 
 pub use crate::inplace::{
@@ -94,7 +106,11 @@ pub fn sum(x: &Tensor) -> Tensor;
 #[op(name = "mean")]
 pub fn mean(x: &Tensor) -> Tensor;
 
-/// The matrix product of `x: [m, k]` and `y: [k, n]`, shape `[m, n]`, promoted (not `bool`).
+/// The matrix product, promoted (not `bool`), as PyTorch's `matmul` shapes it: `[m, k]` times
+/// `[k, n]` is `[m, n]`; a 1-D `x` is a row and a 1-D `y` a column, whose extent-1 dimension
+/// the result drops (two vectors give their dot product, 0-d); operands of rank 3 and more are
+/// stacks of matrices whose batch dimensions broadcast (`[2, 1, m, k]` times `[5, k, n]` is
+/// `[2, 5, m, n]`). See [`rules::matmul_shapes`](crate::rules::matmul_shapes).
 #[op(name = "matmul")]
 pub fn matmul(x: &Tensor, y: &Tensor) -> Tensor;
 

@@ -11,17 +11,77 @@ fn refuse(op: &'static str, dtypes: &str, what: &str) -> DispatchError {
     DispatchError::kernel(op, format!("{op} is not defined for {dtypes}: {what}"))
 }
 
-/// The dtype `add`, `sub`, `mul`, `div` compute in and return for operands of `a` and `b`:
-/// promoted (PyTorch's rules); `div` of non-floats is true division in `f32`; `sub` of two
-/// `bool`s is refused, as in PyTorch.
-pub fn binary(op: &'static str, a: DType, b: DType) -> Result<DType> {
-    let promoted = DType::promote(a, b);
+/// The dtype PyTorch's `result_type` gives for `operands`: a 0-dimensional tensor does not raise
+/// the dtype of dimensioned ones within its category (bool < integer < float): `f32[3]` with an
+/// `f64` 0-d tensor is `f32`, `u8[3]` with an `i64` 0-d one is `u8`, but `i32[3]` with an `f64`
+/// 0-d one is `f64` (a higher category promotes). When every operand is 0-d (or 1-d and more),
+/// they promote as [`DType::promote`] does.
+///
+/// ```
+/// use switchyard_tensor::{DType, Tensor, rules};
+/// let v = Tensor::from_vec(vec![0.1f32, 0.2], &[2]).unwrap();
+/// let s = Tensor::from_scalar(0.1f64).unwrap();
+/// assert_eq!(rules::result_type(&[&v, &s]), DType::F32);
+/// assert_eq!(rules::result_type(&[&s, &s]), DType::F64);
+/// ```
+pub fn result_type(operands: &[&Tensor]) -> DType {
+    let operands: Vec<(DType, bool)> = operands.iter().map(|t| (t.dtype(), t.dim() == 0)).collect();
+    result_type_of(&operands)
+}
+
+/// [`result_type`] of operands given as their dtype and whether they are 0-dimensional.
+pub fn result_type_of(operands: &[(DType, bool)]) -> DType {
+    let of = |zero_dim: bool| {
+        operands
+            .iter()
+            .filter(|&&(_, z)| z == zero_dim)
+            .map(|&(dtype, _)| dtype)
+            .reduce(DType::promote)
+    };
+    match (of(false), of(true)) {
+        (Some(dimensioned), Some(zero_dim)) => combine_categories(dimensioned, zero_dim),
+        (Some(only), None) | (None, Some(only)) => only,
+        (None, None) => DType::F32,
+    }
+}
+
+/// PyTorch's `combine_categories`: `higher` (the dimensioned operands' dtype) wins unless
+/// `lower` (the 0-d operands') is of a higher category, then the two promote.
+fn combine_categories(higher: DType, lower: DType) -> DType {
+    let rank = |d: DType| match d.kind() {
+        DTypeKind::Bool => 0,
+        DTypeKind::Int => 1,
+        DTypeKind::Float => 2,
+    };
+    if rank(lower) > rank(higher) {
+        DType::promote(higher, lower)
+    } else {
+        higher
+    }
+}
+
+/// The dtype `add`, `sub`, `mul`, `div` compute in and return for operands `x` and `y`:
+/// [`result_type`] (PyTorch's rules, 0-d operands included); `div` of non-floats is true
+/// division in `f32`; `sub` with a `bool` operand is refused, as in PyTorch.
+pub fn binary(op: &'static str, x: &Tensor, y: &Tensor) -> Result<DType> {
+    binary_dtypes(op, x.dtype(), y.dtype(), result_type(&[x, y]))
+}
+
+/// [`binary`] for a tensor of dtype `x` and a number (PyTorch's wrapped number) whose own dtype
+/// is `number` (`f32` for a float, `i64` for an integer, `bool`): a number is ranked below a 0-d
+/// tensor, and a `bool` number is refused by `sub` as a `bool` tensor is.
+pub fn binary_with_number(op: &'static str, x: DType, number: DType) -> Result<DType> {
+    binary_dtypes(op, x, number, result_type_of(&[(x, false), (number, true)]))
+}
+
+/// [`binary`]'s checks given the operands' dtypes and their `promoted` result type.
+fn binary_dtypes(op: &'static str, a: DType, b: DType, promoted: DType) -> Result<DType> {
     // The in-place form (`sub_`) follows its op's rules.
     match op.trim_end_matches('_') {
-        "sub" if promoted == DType::Bool => Err(refuse(
+        "sub" if a == DType::Bool || b == DType::Bool => Err(refuse(
             op,
-            "two bool tensors",
-            "use logical xor (`ne`) or convert with `to_dtype`",
+            &format!("a bool operand ({a} - {b})"),
+            "use logical xor (`ne`) to invert a mask, or convert with `to_dtype` first",
         )),
         "div" if !promoted.is_float() => Ok(DType::F32),
         _ => Ok(promoted),
@@ -70,16 +130,17 @@ fn floats_only(op: &'static str, a: DType, why: &str) -> Result<DType> {
 }
 
 /// The dtype the comparisons (`eq`, `ne`, `lt`, `le`, `gt`, `ge`) compute in: both operands are
-/// converted to their promoted dtype (PyTorch's rule, as for `add`: `i32` against `f32` compares
-/// in `f32`), and the result is `bool`. Every dtype compares; NaN is unequal to everything, so
-/// only `ne` is true of it.
-pub fn compare(a: DType, b: DType) -> DType {
-    DType::promote(a, b)
+/// converted to their [`result_type`] (PyTorch's rule, as for `add`: `i32` against `f32`
+/// compares in `f32`, and so does `f32[3]` against an `f64` 0-d tensor), and the result is
+/// `bool`. Every dtype compares; NaN is unequal to everything, so only `ne` is true of it.
+pub fn compare(x: &Tensor, y: &Tensor) -> DType {
+    result_type(&[x, y])
 }
 
-/// The dtype `where` returns for a condition of `cond` and values of `x` and `y`: the promoted
-/// dtype of `x` and `y`; the condition must be `bool`, as in PyTorch.
-pub fn where_cond(cond: DType, x: DType, y: DType) -> Result<DType> {
+/// The dtype `where` returns for a condition `cond` and values `x` and `y`: the
+/// [`result_type`] of `x` and `y`; the condition must be `bool`, as in PyTorch.
+pub fn where_cond(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<DType> {
+    let cond = cond.dtype();
     if cond != DType::Bool {
         return Err(refuse(
             "where",
@@ -88,7 +149,7 @@ pub fn where_cond(cond: DType, x: DType, y: DType) -> Result<DType> {
              with `to_dtype(DType::Bool)`",
         ));
     }
-    Ok(DType::promote(x, y))
+    Ok(result_type(&[x, y]))
 }
 
 /// Checks `rand`'s and `randn`'s dtype: floats only (PyTorch has no uniform or normal integers).
@@ -247,6 +308,21 @@ pub fn broadcast_all(op: &'static str, xs: &[&Tensor]) -> Result<(Vec<Tensor>, V
     Ok((views, shape))
 }
 
+/// Checks `argmax`'s dtype: `bool` is refused, as in PyTorch (the index of the first `true` is
+/// `argmax` of the mask converted to `u8`).
+pub fn argmax(a: DType) -> Result<()> {
+    if a == DType::Bool {
+        return Err(refuse(
+            "argmax",
+            "bool",
+            "convert the mask with `to_dtype(DType::U8)` first",
+        ));
+    }
+    Ok(())
+}
+
+pub use crate::matmul_batch::{MatmulShapes, batched as matmul_batched, matmul_shapes};
+
 /// The dtype `matmul` computes in and returns: promoted; `bool` is refused.
 pub fn matmul(a: DType, b: DType) -> Result<DType> {
     match DType::promote(a, b) {
@@ -332,20 +408,23 @@ mod tests {
 
     #[test]
     fn result_dtypes_follow_pytorch() {
-        assert_eq!(binary("add", DType::I32, DType::F32).unwrap(), DType::F32);
-        assert_eq!(binary("div", DType::I32, DType::I64).unwrap(), DType::F32);
-        assert_eq!(binary("div", DType::F16, DType::F16).unwrap(), DType::F16);
+        let dtypes = |op, a, b| binary_dtypes(op, a, b, DType::promote(a, b));
+        assert_eq!(dtypes("add", DType::I32, DType::F32).unwrap(), DType::F32);
+        assert_eq!(dtypes("div", DType::I32, DType::I64).unwrap(), DType::F32);
+        assert_eq!(dtypes("div", DType::F16, DType::F16).unwrap(), DType::F16);
         assert_eq!(
-            binary("add", DType::Bool, DType::Bool).unwrap(),
+            dtypes("add", DType::Bool, DType::Bool).unwrap(),
             DType::Bool
         );
-        let err = binary("sub", DType::Bool, DType::Bool)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("sub is not defined for two bool tensors"),
-            "{err}"
-        );
+        for (a, b) in [(DType::Bool, DType::Bool), (DType::Bool, DType::F32)] {
+            let err = dtypes("sub", a, b).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!(
+                    "sub is not defined for a bool operand ({a} - {b})"
+                )),
+                "{err}"
+            );
+        }
         assert_eq!(unary("exp", DType::I64).unwrap(), DType::F32);
         assert!(unary("neg", DType::Bool).is_err());
         assert_eq!(sum(DType::U8), DType::I64);

@@ -642,7 +642,7 @@ fn relu_backward_gives_out_a_zero_gradient_or_none() {
             "{dtype}"
         );
         // A step in `out`: zeros from the `f32` CPU kernel's derivative; where the body is
-        // differentiated (`f64` has no kernel), `gt` leaves `out` out of the graph.
+        // differentiated (`f64` has no kernel), `le` leaves `out` out of the graph.
         match dtype {
             DType::F32 => assert_eq!(grad_of(&out), [0.0, 0.0, 0.0]),
             _ => assert!(out.grad().is_none(), "{dtype}: `out` gets none"),

@@ -139,7 +139,12 @@ fn maxima_propagate_nan_and_argmax_takes_the_first() {
         let ints = Tensor::from_vec::<i32>(vec![5, -1, 5, 7], &[4]).unwrap();
         assert_eq!(max_dim(&ints, 0, false).to_vec::<i32>(), [7]);
         let bools = Tensor::from_vec::<bool>(vec![false, true, true], &[3]).unwrap();
-        assert_eq!(argmax(&bools, 0, false).to_vec::<i64>(), [1]);
+        assert_eq!(max_dim(&bools, 0, false).to_vec::<bool>(), [true]);
+        // `argmax` of `bool` is refused, as in PyTorch (tests/torch_values.rs).
+        assert_eq!(
+            argmax(&switchyard::ops::to_dtype(&bools, DType::U8), 0, false).to_vec::<i64>(),
+            [1]
+        );
     });
 }
 

@@ -201,7 +201,7 @@ fn dispatch_installs_the_best_variant_this_cpu_runs() {
 
 #[test]
 fn elementwise_binary_ops_equal_naive_exactly() {
-    // `relu_backward`'s naive: the op's body (`gt`, `to_dtype`, `mul`), which has no naive
+    // `relu_backward`'s naive: the op's body (`le`, `where`), which has no naive
     // kernel of its own.
     let relu_backward: (&str, NaiveBinary, Binary) = (
         "relu_backward",

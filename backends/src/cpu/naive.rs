@@ -176,7 +176,7 @@ fn convert(x: &Tensor, dtype: DType) -> Result<Tensor> {
 }
 
 fn binary(op: &'static str, x: &Tensor, y: &Tensor, f: fn(DType) -> BinaryFn) -> Result<Tensor> {
-    let dtype = rules::binary(op, x.dtype(), y.dtype())?;
+    let dtype = rules::binary(op, x, y)?;
     let (x, y, shape) = rules::broadcast_pair(op, x, y)?;
     let (x, y) = (as_dtype(&x, dtype)?, as_dtype(&y, dtype)?);
     f(dtype)(op, &x, &y, &shape)
@@ -321,8 +321,12 @@ pub(crate) fn mean_naive(x: &Tensor) -> Result<Tensor> {
     scalar_of("mean", dtype, Scalar::Float(mean))
 }
 
+/// Two matrices here; other ranks through [`rules::matmul_batched`], one matrix product each.
 #[kernel(op = "matmul", key = CpuNaive)]
 pub(crate) fn matmul_naive(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    if x.dim() != 2 || y.dim() != 2 {
+        return rules::matmul_batched(x, y, matmul_naive);
+    }
     let dtype = rules::matmul(x.dtype(), y.dtype())?;
     let (m, k, n, _) = rules::matmul_dims(x, y, dtype)?;
     let (x, y) = (as_dtype(x, dtype)?, as_dtype(y, dtype)?);
@@ -330,7 +334,9 @@ pub(crate) fn matmul_naive(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 }
 
 /// Each output element is a dot product accumulated in `f64` (floats) or wrapping `i64`
-/// (integers), rounded once.
+/// (integers), rounded once; except that a dot product of a narrower float whose accumulation
+/// in `f32` overflows (a product or a partial sum beyond `f32`'s range, as every `f32` BLAS
+/// meets it) is that infinity, the IEEE answer, not the exact sum rounded back into range.
 fn matmul_typed<T: Element>(
     x: &Tensor,
     y: &Tensor,
@@ -364,11 +370,15 @@ fn matmul_typed<T: Element>(
             });
             out.push(if T::DTYPE.is_float() {
                 // From +0, as a product matrix starts (`Iterator::sum` starts an `f64` at -0,
-                // which would make an empty dot product -0).
-                let dot = pairs.fold(0.0, |acc, (a, b)| {
-                    acc + a.to_scalar().as_f64() * b.to_scalar().as_f64()
+                // which would make an empty dot product -0). Beside it, the `f32` chain of
+                // fused multiply-adds the SIMD kernels and PyTorch's BLAS run, only to see
+                // whether it overflows.
+                let (dot, chain) = pairs.fold((0.0, 0.0f32), |(acc, chain), (a, b)| {
+                    let (a, b) = (a.to_scalar().as_f64(), b.to_scalar().as_f64());
+                    (acc + a * b, (a as f32).mul_add(b as f32, chain))
                 });
-                T::from_scalar(Scalar::Float(dot))
+                let overflowed = T::DTYPE != DType::F64 && chain.is_infinite() && dot.is_finite();
+                T::from_scalar(Scalar::Float(if overflowed { chain.into() } else { dot }))
             } else {
                 let dot = pairs.fold(0i64, |acc, (a, b)| {
                     acc.wrapping_add(a.to_scalar().as_i64().wrapping_mul(b.to_scalar().as_i64()))

@@ -167,6 +167,7 @@ fn max_dim_naive(x: &Tensor, dim: usize, keepdim: bool) -> Result<Tensor> {
 #[kernel(op = "argmax", key = CpuNaive)]
 fn argmax_naive(x: &Tensor, dim: usize, keepdim: bool) -> Result<Tensor> {
     const OP: &str = "argmax";
+    rules::argmax(x.dtype())?;
     let r = max_reduction(OP, x, dim, keepdim)?;
     with_element!(x.dtype(), T => {
         reduce::<T, i64>(OP, x, &r, |run| max_with_index(run).0 as i64)
@@ -199,7 +200,7 @@ impl Comparison {
 }
 
 fn compare(op: &'static str, x: &Tensor, y: &Tensor, how: Comparison) -> Result<Tensor> {
-    let dtype = rules::compare(x.dtype(), y.dtype());
+    let dtype = rules::compare(x, y);
     let (x, y, shape) = rules::broadcast_pair(op, x, y)?;
     let (x, y) = (as_dtype(&x, dtype)?, as_dtype(&y, dtype)?);
     with_element!(dtype, T => {
@@ -237,7 +238,7 @@ comparison_kernel!(ge_naive, "ge", Ge);
 #[kernel(op = where_cond, key = CpuNaive)]
 fn where_naive(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     const OP: &str = "where";
-    let dtype = rules::where_cond(cond.dtype(), x.dtype(), y.dtype())?;
+    let dtype = rules::where_cond(cond, x, y)?;
     let (views, shape) = rules::broadcast_all(OP, &[cond, x, y])?;
     let (x, y) = (as_dtype(&views[1], dtype)?, as_dtype(&views[2], dtype)?);
     let c = views[0].host::<bool>(OP)?;

@@ -482,7 +482,46 @@ fn matmul_cases(plan: &Plan) -> Vec<Case> {
             Input::new(b, &[5, 7], Layout::Contiguous, finite, 2),
         ));
     }
+    for (x, y) in batched_matmul_operands() {
+        push((x, y));
+    }
     cases
+}
+
+/// `matmul`'s 1-D and batched operands (PyTorch's `matmul` shapes): vectors on either side,
+/// batches of equal, broadcast (extent 1, missing, stride 0) and transposed matrices.
+fn batched_matmul_operands() -> Vec<(Input, Input)> {
+    let finite = Values::Finite;
+    let mut operands = Vec::new();
+    for dtype in [DType::F32, DType::F64, DType::I64, DType::F16] {
+        let shapes: [(&[usize], &[usize]); 8] = [
+            (&[5], &[5]),
+            (&[3, 5], &[5]),
+            (&[5], &[5, 7]),
+            (&[2, 3, 5], &[2, 5, 7]),
+            (&[2, 1, 3, 5], &[4, 5, 7]),
+            (&[5], &[2, 5, 7]),
+            (&[2, 3, 5], &[5]),
+            (&[0, 3, 5], &[5, 7]),
+        ];
+        for (xs, ys) in shapes {
+            operands.push((
+                Input::new(dtype, xs, Layout::Contiguous, finite, 1),
+                Input::new(dtype, ys, Layout::Contiguous, finite, 2),
+            ));
+        }
+        operands.push((
+            Input::new(dtype, &[2, 3, 5], Layout::Transposed, finite, 1),
+            Input::new(
+                dtype,
+                &[2, 5, 7],
+                Layout::Expanded(vec![1, 5, 7]),
+                finite,
+                2,
+            ),
+        ));
+    }
+    operands
 }
 
 fn full_cases(plan: &Plan) -> Vec<Case> {
@@ -555,17 +594,14 @@ fn mean_scale(xs: &[Tensor]) -> Result<Vec<f64>> {
     Ok(vec![xs[0].try_to_f64_vec()?.iter().map(|v| v.abs()).sum()])
 }
 
-/// `k · Σₚ|aᵢₚ·bₚⱼ|` for each element `(i, j)` of `a · b`.
+/// `k · Σₚ|aᵢₚ·bₚⱼ|` for each element `(i, j)` of `a · b` (of each matrix of a batch): `k`
+/// times the product of the magnitudes, computed in `f64` on the CPU.
 fn matmul_scale(xs: &[Tensor]) -> Result<Vec<f64>> {
-    let (a, b) = (xs[0].try_to_f64_vec()?, xs[1].try_to_f64_vec()?);
-    let (m, k) = (xs[0].shape()[0], xs[0].shape()[1]);
-    let n = xs[1].shape()[1];
-    let mut scale = Vec::with_capacity(m * n);
-    for i in 0..m {
-        for j in 0..n {
-            let dot: f64 = (0..k).map(|p| (a[i * k + p] * b[p * n + j]).abs()).sum();
-            scale.push(k as f64 * dot);
-        }
-    }
-    Ok(scale)
+    let magnitudes = |t: &Tensor| {
+        let values: Vec<f64> = t.try_to_f64_vec()?.iter().map(|v| v.abs()).collect();
+        Tensor::from_vec(values, t.shape())
+    };
+    let k = xs[0].shape().last().copied().unwrap_or(0) as f64;
+    let dot = ops::try_matmul(&magnitudes(&xs[0])?, &magnitudes(&xs[1])?)?;
+    Ok(dot.try_to_f64_vec()?.iter().map(|d| k * d).collect())
 }

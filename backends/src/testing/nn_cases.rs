@@ -36,7 +36,11 @@ pub(crate) fn nn_cases(op: &str, plan: &Plan) -> Option<Vec<Case>> {
         "where" => where_cases(plan),
         "softmax" => softmax_cases(plan, false),
         "log_softmax" => softmax_cases(plan, true),
-        "cross_entropy" => cross_entropy_cases(plan),
+        "cross_entropy" => {
+            let mut cases = cross_entropy_cases(plan);
+            cases.extend(cross_entropy_option_cases());
+            cases
+        }
         "arange" => arange_cases(plan),
         "rand" => random_cases(plan, false),
         "randn" => random_cases(plan, true),
@@ -411,6 +415,67 @@ fn random_cases(plan: &Plan, normal: bool) -> Vec<Case> {
                 // `randn` in `f32`).
                 let ones: Scale = Rc::new(move |_| Ok(vec![1.0; len]));
                 cases.push(Case::new(op, vec![], call).note(note).scale(ones));
+            }
+        }
+    }
+    cases
+}
+
+/// `cross_entropy_with`'s options (`reduction`, `weight`, `ignore_index`, `label_smoothing`) and
+/// `[N, C, d1]` logits, in `f32` and `f64`: targets `(7i + 3) mod C` with every fifth ignored,
+/// a weight per class, all three reductions. The scale: `2·Σ` of the elements' `log_softmax`
+/// scales (weights ≤ 2), per output element.
+fn cross_entropy_option_cases() -> Vec<Case> {
+    use ops::{CrossEntropyOptions, LossReduction};
+    let mut cases = Vec::new();
+    for dtype in [DType::F32, DType::F64] {
+        for shape in [vec![6, 4], vec![3, 4, 5]] {
+            for reduction in [LossReduction::Mean, LossReduction::Sum, LossReduction::None] {
+                let logits = Input::new(dtype, &shape, Layout::Contiguous, Values::Finite, 1);
+                let call: Call = Box::new(move |xs, device| {
+                    let shape = xs[0].shape().to_vec();
+                    let (n, classes) = (shape[0], shape[1]);
+                    let inner: usize = shape[2..].iter().product();
+                    let mut targets = class_targets(n * inner, classes);
+                    targets.iter_mut().step_by(5).for_each(|t| *t = -1);
+                    let mut target_shape = vec![n];
+                    target_shape.extend_from_slice(&shape[2..]);
+                    let targets = Tensor::from_vec(targets, &target_shape)?.try_to(device)?;
+                    let weights: Vec<f64> = (0..classes).map(|c| 0.5 + c as f64 / 2.0).collect();
+                    let weight = ops::try_to_dtype(
+                        &Tensor::from_vec(weights, &[classes])?.try_to(device)?,
+                        xs[0].dtype(),
+                    )?;
+                    let options = CrossEntropyOptions::new()
+                        .reduction(reduction)
+                        .weight(&weight)
+                        .ignore_index(-1)
+                        .label_smoothing(0.1);
+                    ops::try_cross_entropy_with(&xs[0], &targets, &options)
+                });
+                let scale: Scale = Rc::new(move |xs: &[Tensor]| {
+                    let shape = xs[0].shape();
+                    let per_element = log_softmax_scales(&xs[0].try_to_f64_vec()?, shape, 1)?;
+                    let (classes, inner) = (shape[1], shape[2..].iter().product::<usize>());
+                    let rows: Vec<f64> = (0..shape[0] * inner)
+                        .map(|r| {
+                            let (i, j) = (r / inner, r % inner);
+                            let row: f64 = (0..classes)
+                                .map(|c| per_element[(i * classes + c) * inner + j])
+                                .sum();
+                            2.0 * row
+                        })
+                        .collect();
+                    Ok(match reduction {
+                        LossReduction::None => rows,
+                        _ => vec![rows.iter().sum()],
+                    })
+                });
+                cases.push(
+                    Case::new("cross_entropy", vec![logits], call)
+                        .note(format!("with options, {reduction:?}"))
+                        .scale(scale),
+                );
             }
         }
     }

@@ -220,6 +220,10 @@ fn mean_wgpu(x: &Tensor) -> Result<Tensor> {
 #[kernel(op = "matmul", key = Wgpu, dtypes = "f32")]
 fn matmul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     const OP: &str = "matmul";
+    if x.dim() != 2 || y.dim() != 2 {
+        // Other ranks: 1-D operands as views of this product, batches as a composite.
+        return rules::matmul_batched(x, y, matmul_wgpu);
+    }
     // The result's element count `m·n` is checked (the CPU backend's shape and size rules).
     served(OP, &[x, y])?;
     let (m, k, n, _) = rules::matmul_dims(x, y, DType::F32)?;

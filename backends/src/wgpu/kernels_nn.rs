@@ -192,7 +192,7 @@ comparison_kernel!(ge_wgpu, "ge", Ge);
 #[kernel(op = where_cond, key = Wgpu, dtypes = "f32,bool,i64,mixed")]
 fn where_wgpu(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     const OP: &str = "where";
-    let dtype = rules::where_cond(cond.dtype(), x.dtype(), y.dtype())?;
+    let dtype = rules::where_cond(cond, x, y)?;
     let promote = |v: &Tensor| {
         held(OP, v)?;
         if v.dtype() == dtype {

@@ -132,7 +132,8 @@ fn relu_autograd(keys: DispatchKeySet, x: &Tensor) -> Result<Tensor> {
     let out = run_below(|| relu::redispatch(below(keys), x))?;
     let (xi, so) = (info(x), save_if(x.requires_grad(), "relu", &out)?);
     Ok(record("relu", &[x], out, move |g| {
-        // The gradient flows where the output is positive (0 at 0, as in PyTorch): one op, which
+        // The gradient flows where the output is positive or NaN (0 at 0, as in PyTorch's
+        // `threshold_backward`): one op, which
         // the CPU's SIMD kernels run in one pass.
         Ok(vec![Some(fit(
             ops::try_relu_backward(g, saved(&so)?)?,
@@ -143,7 +144,7 @@ fn relu_autograd(keys: DispatchKeySet, x: &Tensor) -> Result<Tensor> {
 
 /// Linear in `grad`: its gradient is `relu_backward` again. In `out` the op is a step: zeros
 /// (PyTorch's answer for `threshold_backward`). Where no backend kernel serves the call (`f64`,
-/// the GPU) autograd differentiates the op's body instead, whose `gt` leaves `out` out of the
+/// the GPU) autograd differentiates the op's body instead, whose `le` leaves `out` out of the
 /// graph: no gradient there rather than zeros.
 #[kernel(op = "relu_backward", key = Autograd)]
 fn relu_backward_autograd(keys: DispatchKeySet, grad: &Tensor, out: &Tensor) -> Result<Tensor> {
@@ -189,21 +190,70 @@ fn spread(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
     ops::try_contiguous(&ops::try_expand(g, shape)?)
 }
 
+/// `t` with its last two dimensions swapped (a view).
+fn last_two_swapped(t: &Tensor) -> Result<Tensor> {
+    let r = t.dim();
+    ops::try_transpose(t, r - 2, r - 1)
+}
+
+/// `matmul`'s gradient `g` with the extent-1 dimensions a 1-D operand's product dropped put
+/// back: `[.., n]` → `[.., 1, n]` for a row `x`, `[.., m]` → `[.., m, 1]` for a column `y`.
+fn matrices_of(g: &Tensor, x_row: bool, y_col: bool) -> Result<Tensor> {
+    let g = if x_row {
+        let at = g.dim().saturating_sub(usize::from(!y_col));
+        ops::try_unsqueeze(g, at)?
+    } else {
+        g.clone()
+    };
+    if y_col {
+        ops::try_unsqueeze(&g, g.dim())
+    } else {
+        Ok(g)
+    }
+}
+
 #[kernel(op = "matmul", key = Autograd)]
 fn matmul_autograd(keys: DispatchKeySet, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let out = run_below(|| matmul::redispatch(below(keys), x, y))?;
     let (xi, yi, nx, ny) = (info(x), info(y), x.requires_grad(), y.requires_grad());
     let (sx, sy) = (save_if(ny, "matmul", x)?, save_if(nx, "matmul", y)?);
     Ok(record("matmul", &[x, y], out, move |g| {
+        // As matrices (a 1-D `x` a row, a 1-D `y` a column, `g` with their extent-1 dimensions
+        // back): dL/dx = g · yᵀ, dL/dy = xᵀ · g, the transposes of the last two dimensions
+        // (views: no copy); then the extent-1 dimension dropped again, and a broadcast batch
+        // summed back to the input's shape (`fit`).
+        let (x_row, y_col) = (xi.shape.len() == 1, yi.shape.len() == 1);
+        let g = matrices_of(g, x_row, y_col)?;
         Ok(vec![
-            // dL/dx = g · yᵀ, dL/dy = xᵀ · g (transposes are views: no copy)
             when(nx, || {
-                let yt = ops::try_transpose(saved(&sy)?, 0, 1)?;
-                fit(ops::try_matmul(g, &yt)?, &xi)
+                let y = saved(&sy)?;
+                let y = if y_col {
+                    ops::try_unsqueeze(y, 1)?
+                } else {
+                    y.clone()
+                };
+                let dx = ops::try_matmul(&g, &last_two_swapped(&y)?)?;
+                let dx = if x_row {
+                    ops::try_squeeze(&dx, Some(dx.dim() - 2))?
+                } else {
+                    dx
+                };
+                fit(dx, &xi)
             })?,
             when(ny, || {
-                let xt = ops::try_transpose(saved(&sx)?, 0, 1)?;
-                fit(ops::try_matmul(&xt, g)?, &yi)
+                let x = saved(&sx)?;
+                let x = if x_row {
+                    ops::try_unsqueeze(x, 0)?
+                } else {
+                    x.clone()
+                };
+                let dy = ops::try_matmul(&last_two_swapped(&x)?, &g)?;
+                let dy = if y_col {
+                    ops::try_squeeze(&dy, Some(dy.dim() - 1))?
+                } else {
+                    dy
+                };
+                fit(dy, &yi)
             })?,
         ])
     }))

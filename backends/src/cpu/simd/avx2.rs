@@ -72,13 +72,13 @@ fn relu(a: __m256) -> __m256 {
     _mm256_andnot_ps(negative, a)
 }
 
-/// `grad · [out > 0]`, with `[out > 0]` as `1.0` or `0.0`: the same IEEE product as the op's
-/// decomposition (`gt`, `to_dtype`, `mul`), so the same bits, NaN and `∞ · 0` included.
+/// `out ≤ 0 ? +0 : grad`, as the op's decomposition (`le`, `where`) selects: the ordered
+/// comparison is false for a NaN `out`, so `grad` passes there, bit for bit.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn relu_backward(grad: __m256, out: __m256) -> __m256 {
-    let positive = _mm256_cmp_ps::<_CMP_GT_OQ>(out, _mm256_setzero_ps());
-    _mm256_mul_ps(grad, _mm256_and_ps(positive, _mm256_set1_ps(1.0)))
+    let at_most_zero = _mm256_cmp_ps::<_CMP_LE_OQ>(out, _mm256_setzero_ps());
+    _mm256_andnot_ps(at_most_zero, grad)
 }
 
 /// Where `x` is NaN, `x + x` (the quieted input, as the C library's `expf` returns), else

@@ -81,12 +81,12 @@ fn relu(a: __m512) -> __m512 {
     _mm512_mask_blend_ps(negative, a, _mm512_setzero_ps())
 }
 
-/// `grad · [out > 0]`, with `[out > 0]` as `1.0` or `0.0` (see the AVX2 twin).
+/// `out ≤ 0 ? +0 : grad` (see the AVX2 twin).
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn relu_backward(grad: __m512, out: __m512) -> __m512 {
-    let positive = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(out, _mm512_setzero_ps());
-    _mm512_mul_ps(grad, _mm512_maskz_mov_ps(positive, _mm512_set1_ps(1.0)))
+    let at_most_zero = _mm512_cmp_ps_mask::<_CMP_LE_OQ>(out, _mm512_setzero_ps());
+    _mm512_maskz_mov_ps(!at_most_zero, grad)
 }
 
 /// `exp` of 16 lanes: each half with 8 `f64` lanes.

@@ -56,6 +56,10 @@ const TILES_UP_TO: usize = 1 << 27;
 /// `x: [m, k]` times `y: [k, n]`.
 pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
     const OP: &str = "matmul";
+    if x.dim() != 2 || y.dim() != 2 {
+        // Other ranks: one matrix product of this engine per matrix of the batch.
+        return rules::matmul_batched(x, y, |x, y| gemm(x, y, engine));
+    }
     if x.dtype() != DType::F32 || y.dtype() != DType::F32 {
         return matmul_naive(x, y);
     }

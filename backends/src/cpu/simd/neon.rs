@@ -71,13 +71,12 @@ fn relu(a: float32x4_t) -> float32x4_t {
     vbslq_f32(vcltq_f32(a, zero), zero, a)
 }
 
-/// `grad · [out > 0]`, with `[out > 0]` as `1.0` or `0.0` (see the AVX2 twin).
+/// `out ≤ 0 ? +0 : grad` (see the AVX2 twin).
 #[inline]
 #[target_feature(enable = "neon")]
 fn relu_backward(grad: float32x4_t, out: float32x4_t) -> float32x4_t {
-    let positive = vcgtq_f32(out, vdupq_n_f32(0.0));
-    let one = vreinterpretq_u32_f32(vdupq_n_f32(1.0));
-    vmulq_f32(grad, vreinterpretq_f32_u32(vandq_u32(positive, one)))
+    let at_most_zero = vcleq_f32(out, vdupq_n_f32(0.0));
+    vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(grad), at_most_zero))
 }
 
 /// `exp` of 2 lanes, in `f64` (see `simd::exp_f64`).

@@ -311,9 +311,10 @@ fn write_part<const N: usize, T: IntoIterator<Item = f32>>(
     written == len
 }
 
-/// `relu_backward` of one element: the lanes' arithmetic (`grad · 1.0` or `grad · 0.0`).
+/// `relu_backward` of one element, as the lanes compute it: `+0` where `out ≤ 0`, else `grad`
+/// (a NaN `out` is not `≤ 0`).
 pub(crate) fn relu_backward_scalar(grad: f32, out: f32) -> f32 {
-    grad * if out > 0.0 { 1.0 } else { 0.0 }
+    if out <= 0.0 { 0.0 } else { grad }
 }
 
 /// The last `len % N` elements, zero-padded to one vector.
