@@ -43,7 +43,7 @@ mod view;
 pub use access::{CpuSlice, HostView, HostViewMut};
 pub use device::Device;
 pub use element::{Element, Scalar};
-pub use shape::{Offsets, broadcast_shapes};
+pub use shape::{Offsets, broadcast_shapes, wrap_dim, wrap_dims, wrap_index, wrap_new_dim};
 pub use storage::allocator::{
     DeviceAllocator, MemoryStats, cache_limit, empty_cache, memory_stats, register_allocator,
     reset_peak, set_cache_limit,

@@ -33,11 +33,134 @@ fn narrow_past_the_end_is_an_error() {
     // PyTorch: torch.arange(20.).view(5, 4).narrow(0, 4, 2)
     //   RuntimeError: start (4) + length (2) exceeds dimension size (5).
     let x = iota(&[5, 4]);
-    shape_error(ops::try_narrow(&x, 0, 4, 2), "narrow", &["[5, 4]", "4", "2"]);
+    shape_error(
+        ops::try_narrow(&x, 0, 4, 2),
+        "narrow",
+        &["[5, 4]", "4", "2"],
+    );
     // The last row, exactly: torch.arange(20.).view(5, 4).narrow(0, 4, 1) == [[16, 17, 18, 19]]
     let last = ops::narrow(&x, 0, 4, 1);
     assert_eq!(last.shape(), [1, 4]);
     assert_eq!(last.to_vec::<f32>(), [16.0, 17.0, 18.0, 19.0]);
     // Empty at the end is allowed: narrow(0, 5, 0) has shape [0, 4].
     assert_eq!(ops::narrow(&x, 0, 5, 0).shape(), [0, 4]);
+}
+
+// ---- negative dims and positions ----
+
+#[test]
+fn reductions_and_softmax_take_negative_dims() {
+    let x = iota(&[2, 3]);
+    // torch.arange(6.).view(2, 3).sum(-1) == [3, 12]; .sum((-1, -2)) == 15; .mean(-2) == [1.5, 2.5, 3.5]
+    assert_eq!(ops::sum_dim(&x, &[-1], false).to_vec::<f32>(), [3.0, 12.0]);
+    assert_eq!(ops::sum_dim(&x, &[-1, -2], false).to_vec::<f32>(), [15.0]);
+    assert_eq!(
+        ops::mean_dim(&x, &[-2], true).shape(),
+        [1, 3],
+        "keepdim keeps the wrapped dim"
+    );
+    assert_eq!(
+        ops::mean_dim(&x, &[-2], false).to_vec::<f32>(),
+        [1.5, 2.5, 3.5]
+    );
+    // .max(-1).values == [2, 5]; .argmax(-2) == [1, 1, 1]
+    assert_eq!(ops::max_dim(&x, -1, false).to_vec::<f32>(), [2.0, 5.0]);
+    assert_eq!(ops::argmax(&x, -2, false).to_vec::<i64>(), [1, 1, 1]);
+    // softmax(x, -1) is softmax(x, 1), bit for bit.
+    assert_eq!(
+        ops::softmax(&x, -1).to_vec::<f32>(),
+        ops::softmax(&x, 1).to_vec::<f32>()
+    );
+    assert_eq!(
+        ops::log_softmax(&x, -2).to_vec::<f32>(),
+        ops::log_softmax(&x, 0).to_vec::<f32>()
+    );
+    // PyTorch: IndexError: Dimension out of range (expected to be in range of [-2, 1], but got -3)
+    shape_error(
+        ops::try_sum_dim(&x, &[-3], false),
+        "sum_dim",
+        &["-3", "[2, 3]", "-2..=1"],
+    );
+    shape_error(ops::try_softmax(&x, 2), "softmax", &["dim 2", "[2, 3]"]);
+    // The same dim twice, once negative: PyTorch: "dim 1 appears multiple times in the list of dims"
+    shape_error(ops::try_sum_dim(&x, &[1, -1], false), "sum_dim", &["twice"]);
+}
+
+#[test]
+fn views_take_negative_dims_and_positions() {
+    let x = iota(&[5, 4]);
+    // torch.arange(20.).view(5, 4).narrow(0, -2, 2) == rows 3 and 4
+    let rows = ops::narrow(&x, 0, -2, 2);
+    assert_eq!(
+        rows.to_vec::<f32>(),
+        (12..20).map(|v| v as f32).collect::<Vec<_>>()
+    );
+    // .select(0, -1) == [16, 17, 18, 19]; .select(-1, -1) == [3, 7, 11, 15, 19]
+    assert_eq!(
+        ops::select(&x, 0, -1).to_vec::<f32>(),
+        [16.0, 17.0, 18.0, 19.0]
+    );
+    assert_eq!(
+        ops::select(&x, -1, -1).to_vec::<f32>(),
+        [3.0, 7.0, 11.0, 15.0, 19.0]
+    );
+    // .select(0, -6): IndexError: index -6 is out of bounds for dimension 0 with size 5
+    shape_error(ops::try_select(&x, 0, -6), "select", &["-6", "[5, 4]"]);
+    // .unsqueeze(-1).shape == [5, 4, 1]; .unsqueeze(-3).shape == [1, 5, 4]
+    assert_eq!(ops::unsqueeze(&x, -1).shape(), [5, 4, 1]);
+    assert_eq!(ops::unsqueeze(&x, -3).shape(), [1, 5, 4]);
+    shape_error(
+        ops::try_unsqueeze(&x, -4),
+        "unsqueeze",
+        &["-4", "[5, 4]", "-3..=2"],
+    );
+    // .transpose(-2, -1) of a [2, 3, 4]: shape [2, 4, 3], element [1, 3, 2] is x[1, 2, 3] = 23
+    let y = iota(&[2, 3, 4]);
+    let t = ops::transpose(&y, -2, -1);
+    assert_eq!(t.shape(), [2, 4, 3]);
+    assert_eq!(ops::contiguous(&t).to_vec::<f32>()[12 + 3 * 3 + 2], 23.0);
+    // .permute(-1, 0, -2).shape == [4, 2, 3]
+    assert_eq!(ops::permute(&y, &[-1, 0, -2]).shape(), [4, 2, 3]);
+}
+
+#[test]
+fn slice_follows_python_slicing() {
+    let x = iota(&[10]);
+    // torch.arange(10.)[-3:] == [7, 8, 9]; [2:-2:3] == [2, 5]; [7:2] is empty; [-20:2] == [0, 1]
+    assert_eq!(
+        ops::slice(&x, 0, -3, isize::MAX, 1).to_vec::<f32>(),
+        [7.0, 8.0, 9.0]
+    );
+    assert_eq!(ops::slice(&x, -1, 2, -2, 3).to_vec::<f32>(), [2.0, 5.0]);
+    assert_eq!(ops::slice(&x, 0, 7, 2, 1).shape(), [0]);
+    assert_eq!(ops::slice(&x, 0, -20, 2, 1).to_vec::<f32>(), [0.0, 1.0]);
+    // PyTorch: "slice step must be positive"
+    shape_error(ops::try_slice(&x, 0, 0, 5, 0), "slice", &["step"]);
+}
+
+#[test]
+fn expand_keeps_extents_given_as_minus_one() {
+    let x = iota(&[3, 1]);
+    // torch.arange(3.).view(3, 1).expand(2, -1, 4).shape == [2, 3, 4]
+    let e = ops::expand(&x, &[2, -1, 4]);
+    assert_eq!(e.shape(), [2, 3, 4]);
+    assert_eq!(ops::contiguous(&e).to_vec::<f32>()[4..8], [1.0; 4]);
+    // .expand(-1, 3, 4): RuntimeError: The expanded size of the tensor (-1) isn't allowed in a
+    // leading, non-existing dimension 0
+    shape_error(
+        ops::try_expand(&x, &[-1, 3, 4]),
+        "expand",
+        &["-1", "[3, 1]"],
+    );
+    shape_error(ops::try_expand(&x, &[3, -2]), "expand", &["[3, 1]"]);
+}
+
+#[test]
+fn squeeze_several_dims() {
+    let x = iota(&[1, 3, 1, 1]);
+    // torch.zeros(1, 3, 1, 1).squeeze((0, -1)).shape == [3, 1]; .squeeze((1,)) keeps the 3
+    assert_eq!(ops::squeeze_dims(&x, &[0, -1]).shape(), [3, 1]);
+    assert_eq!(ops::squeeze_dims(&x, &[1]).shape(), [1, 3, 1, 1]);
+    assert_eq!(ops::squeeze(&x, Some(-2)).shape(), [1, 3, 1]);
+    shape_error(ops::try_squeeze_dims(&x, &[4]), "squeeze_dims", &["dim 4"]);
 }

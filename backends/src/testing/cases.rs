@@ -139,13 +139,15 @@ impl Input {
     /// The input: `base` (wherever it lives) viewed with the layout. The view ops serve every
     /// device, so the oracle and the backend see the same layout over their own storage.
     pub(crate) fn lay_out(&self, base: &Tensor) -> Result<Tensor> {
-        let rank = self.shape.len();
         match &self.layout {
             Layout::Contiguous => Ok(base.clone()),
-            Layout::Transposed => ops::try_transpose(base, rank - 2, rank - 1),
-            Layout::Strided => ops::try_slice(base, rank - 1, 0, 2 * self.shape[rank - 1], 2),
+            Layout::Transposed => ops::try_transpose(base, -2, -1),
+            Layout::Strided => ops::try_slice(base, -1, 0, isize::MAX, 2),
             Layout::Offset => ops::try_narrow(base, 0, 1, self.shape[0]),
-            Layout::Expanded(_) => ops::try_expand(base, &self.shape),
+            Layout::Expanded(_) => {
+                let shape: Vec<isize> = self.shape.iter().map(|&d| d as isize).collect();
+                ops::try_expand(base, &shape)
+            }
         }
     }
 }
