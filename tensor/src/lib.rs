@@ -24,6 +24,7 @@ mod device;
 mod element;
 mod grad_ops;
 mod inplace;
+mod join;
 mod methods;
 mod nn_composites;
 mod nn_ops;

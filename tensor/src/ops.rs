@@ -52,6 +52,7 @@ use crate::view as layout;
 use crate::{Device, Tensor};
 
 pub use crate::grad_ops::*;
+pub use crate::join::*;
 pub use crate::nn_composites::*;
 pub use crate::nn_ops::*;
 pub use crate::random::{rand, randn, try_rand, try_randn};

@@ -536,6 +536,22 @@ fn cases() -> Vec<Case> {
         ),
         ("unsqueeze", |t| ops::try_unsqueeze(&t[0], 0), vec![vec![3]]),
         (
+            "squeeze_dims",
+            |t| ops::try_squeeze_dims(&t[0], &[0, -1]),
+            vec![vec![1, 3, 1]],
+        ),
+        // Three inputs of different extents along the joined dim, one of them empty.
+        (
+            "cat",
+            |t| ops::try_cat(&[t[0].clone(), t[1].clone(), t[2].clone()], -1),
+            vec![vec![2, 3], vec![2, 0], vec![2, 1]],
+        ),
+        (
+            "stack",
+            |t| ops::try_stack(&[t[0].clone(), t[1].clone()], 1),
+            vec![vec![2, 3], vec![2, 3]],
+        ),
+        (
             "log",
             |t| ops::try_log(&ops::try_exp(&t[0])?),
             vec![vec![4]],

@@ -164,3 +164,78 @@ fn squeeze_several_dims() {
     assert_eq!(ops::squeeze(&x, Some(-2)).shape(), [1, 3, 1]);
     shape_error(ops::try_squeeze_dims(&x, &[4]), "squeeze_dims", &["dim 4"]);
 }
+
+// ---- cat and stack ----
+
+#[test]
+fn cat_joins_along_any_dim_and_promotes() {
+    let a = iota(&[2, 3]);
+    let b = Tensor::from_vec(vec![10.0f64, 11.0], &[2, 1]).unwrap();
+    // torch.cat([torch.arange(6.).view(2, 3), torch.tensor([[10.], [11.]], dtype=torch.float64)], -1)
+    //   == [[0, 1, 2, 10], [3, 4, 5, 11]], dtype float64
+    let joined = ops::cat(&[a.clone(), b.clone()], -1);
+    assert_eq!(joined.dtype(), switchyard::DType::F64);
+    assert_eq!(joined.shape(), [2, 4]);
+    assert_eq!(
+        joined.to_vec::<f64>(),
+        [0.0, 1.0, 2.0, 10.0, 3.0, 4.0, 5.0, 11.0]
+    );
+    // torch.cat([a, a[:0]], 0) == a; a transposed view joins like its values
+    let empty = ops::narrow(&a, 0, 0, 0);
+    assert_eq!(
+        ops::cat(&[a.clone(), empty], 0).to_vec::<f32>(),
+        a.to_vec::<f32>()
+    );
+    let t = ops::transpose(&a, 0, 1);
+    assert_eq!(
+        ops::cat(&[t.clone(), t], 0).to_vec::<f32>(),
+        [0.0, 3.0, 1.0, 4.0, 2.0, 5.0, 0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+    );
+    // RuntimeError: Sizes of tensors must match except in dimension 0. Expected size 3 but got
+    // size 1 for tensor number 1 in the list.
+    shape_error(
+        ops::try_cat(&[a.clone(), b], 0),
+        "cat",
+        &["[2, 3]", "[2, 1]"],
+    );
+    // RuntimeError: zero-dimensional tensor (at position 0) cannot be concatenated
+    let s = Tensor::scalar(1.0);
+    shape_error(ops::try_cat(&[s.clone(), s], 0), "cat", &["0-dimensional"]);
+    // RuntimeError: torch.cat(): expected a non-empty list of Tensors
+    shape_error(ops::try_cat(&[], 0), "cat", &["no tensors"]);
+    shape_error(ops::try_cat(&[a], 2), "cat", &["dim 2", "[2, 3]"]);
+}
+
+#[test]
+fn stack_adds_a_dim() {
+    let a = Tensor::vector(&[1.0, 2.0]);
+    let b = Tensor::vector(&[3.0, 4.0]);
+    // torch.stack([a, b]) == [[1, 2], [3, 4]]; torch.stack([a, b], -1) == [[1, 3], [2, 4]]
+    let rows = ops::stack(&[a.clone(), b.clone()], 0);
+    assert_eq!(rows.shape(), [2, 2]);
+    assert_eq!(rows.to_vec::<f32>(), [1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(
+        ops::stack(&[a.clone(), b.clone()], -1).to_vec::<f32>(),
+        [1.0, 3.0, 2.0, 4.0]
+    );
+    // torch.stack of 0-d tensors: shape [2]
+    let s = ops::stack(&[Tensor::scalar(5.0), Tensor::scalar(6.0)], 0);
+    assert_eq!(s.shape(), [2]);
+    // RuntimeError: stack expects each tensor to be equal size
+    let c = Tensor::vector(&[1.0, 2.0, 3.0]);
+    shape_error(ops::try_stack(&[a.clone(), c], 0), "stack", &["[2]", "[3]"]);
+    shape_error(ops::try_stack(&[a, b], 2), "stack", &["dim 2", "-2..=1"]);
+}
+
+#[test]
+fn cat_hands_each_input_its_slice_of_the_gradient() {
+    let (mut a, mut b) = (iota(&[2, 2]), iota(&[2, 1]));
+    a.requires_grad_(true);
+    b.requires_grad_(true);
+    let weights = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
+    // (torch.cat([a, b], 1) * w).sum().backward(): a.grad == [[1, 2], [4, 5]], b.grad == [[3], [6]]
+    let joined = ops::cat(&[a.clone(), b.clone()], 1);
+    ops::sum(&ops::mul(&joined, &weights)).backward();
+    assert_eq!(a.grad().unwrap().to_vec::<f32>(), [1.0, 2.0, 4.0, 5.0]);
+    assert_eq!(b.grad().unwrap().to_vec::<f32>(), [3.0, 6.0]);
+}

@@ -308,7 +308,10 @@ pub(crate) fn cases(op: &str, plan: &Plan) -> Option<Vec<Case>> {
         "to" => to_cases(plan),
         _ => match super::nn_cases::nn_cases(op, plan) {
             Some(cases) => cases,
-            None => super::view_cases::view_cases(op)?,
+            None => match super::join_cases::join_cases(op, plan) {
+                Some(cases) => cases,
+                None => super::view_cases::view_cases(op)?,
+            },
         },
     })
 }
