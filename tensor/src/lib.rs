@@ -33,6 +33,8 @@ pub mod ops;
 pub mod optim;
 mod print;
 pub mod random;
+mod ranges;
+mod reduce_with;
 pub mod rules;
 mod shape;
 #[allow(unsafe_code)]

@@ -56,6 +56,8 @@ pub use crate::join::*;
 pub use crate::nn_composites::*;
 pub use crate::nn_ops::*;
 pub use crate::random::{rand, randn, try_rand, try_randn};
+pub use crate::ranges::*;
+pub use crate::reduce_with::*;
 
 pub use crate::inplace::{
     add_, copy_, div_, exp_, fill_, mul_, neg_, relu_, sub_, try_add_, try_copy_, try_div_,

@@ -239,3 +239,87 @@ fn cat_hands_each_input_its_slice_of_the_gradient() {
     assert_eq!(a.grad().unwrap().to_vec::<f32>(), [1.0, 2.0, 4.0, 5.0]);
     assert_eq!(b.grad().unwrap().to_vec::<f32>(), [3.0, 6.0]);
 }
+
+// ---- reductions with keyword arguments ----
+
+#[test]
+fn reductions_over_every_dim_keep_dims_and_convert() {
+    use switchyard::DType;
+    use switchyard::ops::Reduce;
+    let x = iota(&[2, 3]);
+    // torch.arange(6.).view(2, 3).sum(dim=None, keepdim=True) == [[15]]
+    let total = ops::sum_with(&x, &Reduce::all().keepdim(true));
+    assert_eq!(total.shape(), [1, 1]);
+    assert_eq!(total.to_vec::<f32>(), [15.0]);
+    // .sum() is 0-d; .mean(-1, dtype=torch.float64) == [1., 4.] in float64
+    assert_eq!(ops::sum_with(&x, &Reduce::all()).shape(), [] as [usize; 0]);
+    let means = ops::mean_with(&x, &Reduce::along(&[-1]).dtype(DType::F64));
+    assert_eq!(means.dtype(), DType::F64);
+    assert_eq!(means.to_vec::<f64>(), [1.0, 4.0]);
+    // torch.tensor([1, 2, 3], dtype=torch.int32).mean(dtype=torch.float32) == 2.
+    let ints = Tensor::from_vec(vec![1i32, 2, 3], &[3]).unwrap();
+    let mean = ops::mean_with(&ints, &Reduce::all().dtype(DType::F32));
+    assert_eq!(
+        (mean.dtype(), mean.to_vec::<f32>()),
+        (DType::F32, vec![2.0])
+    );
+    // torch.tensor([200, 100], dtype=torch.uint8).sum(dtype=torch.uint8) == 44 (wraps)
+    let bytes = Tensor::from_vec(vec![200u8, 100], &[2]).unwrap();
+    let sum = ops::sum_with(&bytes, &Reduce::all().dtype(DType::U8));
+    assert_eq!(
+        sum.dtype(),
+        DType::I64,
+        "integer sums are i64 here: a departure"
+    );
+    // torch.softmax(torch.tensor([0., 1.], dtype=torch.float16), -1, dtype=torch.float32)
+    let halves = ops::to_dtype(&Tensor::vector(&[0.0, 1.0]), DType::F16);
+    let p = ops::softmax_in(&halves, -1, DType::F32);
+    assert_eq!(p.dtype(), DType::F32);
+    let e = 1f32.exp();
+    assert_eq!(
+        p.to_vec::<f32>(),
+        ops::softmax(&Tensor::vector(&[0.0, 1.0]), -1).to_vec::<f32>()
+    );
+    assert!((p.to_vec::<f32>()[1] - e / (1.0 + e)).abs() < 1e-6);
+    let lp = ops::log_softmax_in(&halves, 0, DType::F64);
+    assert_eq!(lp.dtype(), DType::F64);
+}
+
+#[test]
+fn argmax_without_a_dim_and_max_with_indices() {
+    let x = Tensor::from_vec(vec![1.0f32, 9.0, 3.0, 9.0, 0.0, 2.0], &[2, 3]).unwrap();
+    // torch.argmax(x) == 1 (the first of the ties, row-major); keepdim=True: shape [1, 1]
+    let at = ops::argmax_all(&x, false);
+    assert_eq!((at.shape(), at.to_vec::<i64>()), (&[][..], vec![1]));
+    assert_eq!(ops::argmax_all(&x, true).shape(), [1, 1]);
+    // torch.max(x, -1) == (values=[9, 9], indices=[1, 0])
+    let (values, indices) = ops::max_dim_with_indices(&x, -1, false);
+    assert_eq!(values.to_vec::<f32>(), [9.0, 9.0]);
+    assert_eq!(indices.to_vec::<i64>(), [1, 0]);
+    // torch.argmax(torch.zeros(0)): RuntimeError (the maximum of nothing)
+    assert!(ops::try_argmax_all(&iota(&[0]), false).is_err());
+}
+
+#[test]
+fn arange_with_a_step() {
+    use switchyard::{DType, Device};
+    // torch.arange(0, 10, 3) == [0, 3, 6, 9]; torch.arange(1, 2, 0.25) == [1, 1.25, 1.5, 1.75]
+    let r = ops::arange_step(0.0, 10.0, 3.0, DType::I64, Device::Cpu);
+    assert_eq!(r.to_vec::<i64>(), [0, 3, 6, 9]);
+    let r = ops::arange_step(1.0, 2.0, 0.25, DType::F32, Device::Cpu);
+    assert_eq!(r.to_vec::<f32>(), [1.0, 1.25, 1.5, 1.75]);
+    // torch.arange(0, 1, 0.1).shape == [10]; element 3 is 0.30000000000000004 in float64
+    let r = ops::arange_step(0.0, 1.0, 0.1, DType::F64, Device::Cpu);
+    assert_eq!(r.shape(), [10]);
+    assert_eq!(r.to_vec::<f64>()[3], 0.30000000000000004);
+    // torch.arange(5, 0, -2) == [5, 3, 1]
+    let r = ops::arange_step(5.0, 0.0, -2.0, DType::I32, Device::Cpu);
+    assert_eq!(r.to_vec::<i32>(), [5, 3, 1]);
+    // RuntimeError: step must be nonzero; upper bound and larger bound inconsistent with step sign
+    for (start, end, step) in [(0.0, 1.0, 0.0), (0.0, 1.0, -1.0), (0.0, f64::NAN, 1.0)] {
+        let e = ops::try_arange_step(start, end, step, DType::F32, Device::Cpu).unwrap_err();
+        assert!(e.to_string().contains("arange_step"), "{e}");
+    }
+    // A u8 range past 255 is refused, not saturated.
+    assert!(ops::try_arange_step(250.0, 260.0, 1.0, DType::U8, Device::Cpu).is_err());
+}

@@ -310,7 +310,10 @@ pub(crate) fn cases(op: &str, plan: &Plan) -> Option<Vec<Case>> {
             Some(cases) => cases,
             None => match super::join_cases::join_cases(op, plan) {
                 Some(cases) => cases,
-                None => super::view_cases::view_cases(op)?,
+                None => match super::keyword_cases::keyword_cases(op, plan) {
+                    Some(cases) => cases,
+                    None => super::view_cases::view_cases(op)?,
+                },
             },
         },
     })

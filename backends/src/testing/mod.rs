@@ -76,6 +76,7 @@
 mod cases;
 mod compare;
 mod join_cases;
+mod keyword_cases;
 mod nn_cases;
 mod report;
 mod table;

@@ -118,7 +118,7 @@ fn sum_dim_cases(plan: &Plan, mean: bool) -> Vec<Case> {
 
 /// Per element of the result, the error scale of its sum (`n · Σ|xᵢ|` over the `n` elements it
 /// reduces) or of its mean (`Σ|xᵢ|`), as `sum` and `mean` state theirs.
-fn reduction_scale(dims: Vec<isize>, mean: bool) -> Scale {
+pub(crate) fn reduction_scale(dims: Vec<isize>, mean: bool) -> Scale {
     Rc::new(move |xs: &[Tensor]| {
         let x = &xs[0];
         let r = rules::reduction("conformance kit", x.shape(), &dims, false)?;
@@ -209,7 +209,7 @@ fn softmax_cases(plan: &Plan, log: bool) -> Vec<Case> {
 /// Per element of `log_softmax(x, dim)`, the magnitude of the terms it is made of:
 /// `1 + |xᵢ − m| + |ln Σ exp(x − m)|` over its slice along `dim` (`m` the slice's maximum); an
 /// error of a few machine epsilons of that is a few roundings of `exp`, the sum and `ln`.
-fn log_softmax_scales(x: &[f64], shape: &[usize], dim: usize) -> Result<Vec<f64>> {
+pub(crate) fn log_softmax_scales(x: &[f64], shape: &[usize], dim: usize) -> Result<Vec<f64>> {
     let extent = shape.get(dim).copied().unwrap_or(1);
     let inner: usize = shape.get(dim + 1..).map_or(1, |s| s.iter().product());
     let mut scale = vec![0.0; x.len()];
