@@ -82,7 +82,8 @@ pub fn ge(x: &Tensor, y: &Tensor) -> Tensor;
 pub fn where_cond(cond: &Tensor, x: &Tensor, y: &Tensor) -> Tensor;
 
 /// `[0, 1, …, n - 1]` in `dtype` on `device`: floats round what they cannot hold (as
-/// `to_dtype`), an integer dtype must hold `n - 1`, `bool` is refused.
+/// `to_dtype`), an integer dtype must hold `n - 1`, `bool` is refused. With a start and a step:
+/// [`arange_step`](fn@crate::ops::arange_step).
 #[op(name = "arange")]
 pub fn arange(n: usize, dtype: DType, device: Device) -> Tensor;
 

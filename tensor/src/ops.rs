@@ -23,6 +23,13 @@
 //! `squeeze_dims`, `unsqueeze`) share the input's storage: writes through one are seen by the
 //! other.
 //!
+//! **Joining** (declared in `join.rs`): `cat` along an existing dimension, `stack` along a new
+//! one; copies, promoted, differentiable. **Keyword forms** (`reduce_with.rs`, `ranges.rs`):
+//! `sum_with` and `mean_with` take a [`Reduce`] (every dim or some, `keepdim`, `dtype`);
+//! `argmax_all` is `argmax` without a dim, `max_dim_with_indices` PyTorch's `max(x, dim)`,
+//! `softmax_in` and `log_softmax_in` convert to a dtype first, `arange_step` is
+//! `arange(start, end, step)`. All composites of the ops above.
+//!
 //! **Dimensions and positions** are `isize`, as in PyTorch: `-1` is the last dimension (or
 //! element), `-rank` the first; the ops that insert a dimension (`unsqueeze`, `stack`) take
 //! `-(rank + 1)..=rank`. One rule serves every op ([`wrap_dim`](crate::wrap_dim)); a dim out of

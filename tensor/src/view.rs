@@ -132,11 +132,8 @@ fn strided_range(x: &Tensor, dim: usize, first: usize, len: usize, step: usize) 
     } else {
         strides[dim]
     };
-    let numel = if extent == 0 {
-        0
-    } else {
-        x.numel() / extent * len
-    };
+    // An empty extent leaves nothing to view.
+    let numel = x.numel().checked_div(extent).map_or(0, |per| per * len);
     Ok(x.restrided(numel, offset, Dims::new(&sizes), Dims::new(&strides)))
 }
 
