@@ -240,8 +240,8 @@ fn train(data: &Spirals, device: Device, args: &Args) -> Result<Run, DispatchErr
         for start in (0..n).step_by(args.batch) {
             let len = args.batch.min(n - start);
             let (xb, yb) = (
-                try_narrow(&x, 0, start, len)?,
-                try_narrow(&y, 0, start, len)?,
+                try_narrow(&x, 0, start as isize, len)?,
+                try_narrow(&y, 0, start as isize, len)?,
             );
             let loss = train_step(&model, &mut adam, &xb, &yb)?;
             total += loss.try_item()?.as_f64() * len as f64;

@@ -42,6 +42,7 @@ mod device;
 mod element;
 mod grad_ops;
 mod inplace;
+mod join;
 mod matmul_batch;
 mod methods;
 mod nn_composites;
@@ -52,6 +53,8 @@ pub mod ops;
 pub mod optim;
 mod print;
 pub mod random;
+mod ranges;
+mod reduce_with;
 pub mod rules;
 mod shape;
 #[allow(unsafe_code)]
@@ -63,7 +66,7 @@ mod view;
 pub use access::{CpuSlice, HostView, HostViewMut};
 pub use device::Device;
 pub use element::{Element, Scalar};
-pub use shape::{Offsets, broadcast_shapes};
+pub use shape::{Offsets, broadcast_shapes, wrap_dim, wrap_dims, wrap_index, wrap_new_dim};
 pub use storage::allocator::{
     DeviceAllocator, MemoryStats, cache_limit, empty_cache, memory_stats, register_allocator,
     reset_peak, set_cache_limit,

@@ -37,21 +37,23 @@ methods! {
     /// This tensor with `shape` (one entry may be `-1`): a view when possible, else a copy.
     reshape / try_reshape(shape: &[isize]) => reshape / try_reshape;
     /// Dimensions `d0` and `d1` swapped (a view).
-    transpose / try_transpose(d0: usize, d1: usize) => transpose / try_transpose;
+    transpose / try_transpose(d0: isize, d1: isize) => transpose / try_transpose;
     /// Dimensions reordered: dimension `i` of the result is `dims[i]` of this one (a view).
-    permute / try_permute(dims: &[usize]) => permute / try_permute;
+    permute / try_permute(dims: &[isize]) => permute / try_permute;
     /// Elements `start..start + len` along `dim` (a view).
-    narrow / try_narrow(dim: usize, start: usize, len: usize) => narrow / try_narrow;
+    narrow / try_narrow(dim: isize, start: isize, len: usize) => narrow / try_narrow;
     /// Elements `start..end` along `dim`, every `step`-th (a view).
-    slice / try_slice(dim: usize, start: usize, end: usize, step: usize) => slice / try_slice;
+    slice / try_slice(dim: isize, start: isize, end: isize, step: usize) => slice / try_slice;
     /// The sub-tensor at `index` along `dim`, without that dimension (a view).
-    select / try_select(dim: usize, index: usize) => select / try_select;
-    /// Broadcast to `shape` (a view; in-place writes into it are refused).
-    expand / try_expand(shape: &[usize]) => expand / try_expand;
+    select / try_select(dim: isize, index: isize) => select / try_select;
+    /// Broadcast to `shape` (a view; in-place writes into it are refused); `-1` keeps an extent.
+    expand / try_expand(shape: &[isize]) => expand / try_expand;
     /// Without dimensions of extent 1 (`None`), or without `dim` if its extent is 1 (a view).
-    squeeze / try_squeeze(dim: Option<usize>) => squeeze / try_squeeze;
+    squeeze / try_squeeze(dim: Option<isize>) => squeeze / try_squeeze;
+    /// Without those of `dims` whose extent is 1 (a view).
+    squeeze_dims / try_squeeze_dims(dims: &[isize]) => squeeze_dims / try_squeeze_dims;
     /// With a new dimension of extent 1 at `dim` (a view).
-    unsqueeze / try_unsqueeze(dim: usize) => unsqueeze / try_unsqueeze;
+    unsqueeze / try_unsqueeze(dim: isize) => unsqueeze / try_unsqueeze;
     /// The elements laid out row-major in a storage of their own (this tensor if they are).
     contiguous / try_contiguous() => contiguous / try_contiguous;
     /// Converted to `dtype` (this tensor if it has it).

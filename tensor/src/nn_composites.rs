@@ -17,10 +17,10 @@ use crate::ops::{
 
 type Result<T> = std::result::Result<T, DispatchError>;
 
-/// `exp(xᵢ) / Σⱼ exp(xⱼ)` along `dim`: each slice along `dim` becomes a probability
+/// `exp(xᵢ) / Σⱼ exp(xⱼ)` along `dim` (`-1` the last): each slice along `dim` becomes a probability
 /// distribution. Computed as `exp(x − m) / Σ exp(x − m)` with `m` the maximum along `dim`
 /// ([`max_dim`](fn@crate::ops::max_dim)), so no exponential overflows. `x` must be a float
-/// tensor and `dim` below its rank; an empty extent along `dim` gives an empty result.
+/// tensor and `dim` in `-rank..rank`; an empty extent along `dim` gives an empty result.
 ///
 /// ```
 /// # use switchyard_backends as _; // the kernels
@@ -32,7 +32,7 @@ type Result<T> = std::result::Result<T, DispatchError>;
 /// assert!(p.iter().zip(want).all(|(p, w)| (p - w).abs() < 1e-6));
 /// ```
 #[op(name = "softmax")]
-pub fn softmax(x: &Tensor, dim: usize) -> Tensor {
+pub fn softmax(x: &Tensor, dim: isize) -> Tensor {
     let shifted = shifted_by_max("softmax", x, dim)?;
     let e = try_exp(&shifted)?;
     try_div(&e, &try_sum_dim(&e, &[dim], true)?)
@@ -40,7 +40,7 @@ pub fn softmax(x: &Tensor, dim: usize) -> Tensor {
 
 /// `log(softmax(x, dim))`, computed as `(x − m) − log Σ exp(x − m)` with `m` the maximum along
 /// `dim`: finite wherever the result is (a logit 1000 below its row's maximum gives −1000, where
-/// `log(softmax(..))` would give `-inf`). `x` must be a float tensor and `dim` below its rank.
+/// `log(softmax(..))` would give `-inf`). `x` must be a float tensor and `dim` in `-rank..rank`.
 ///
 /// ```
 /// # use switchyard_backends as _; // the kernels
@@ -50,7 +50,7 @@ pub fn softmax(x: &Tensor, dim: usize) -> Tensor {
 /// assert!((lp[0] + 1000.0).abs() < 1e-9 && lp[1].abs() < 1e-9);
 /// ```
 #[op(name = "log_softmax")]
-pub fn log_softmax(x: &Tensor, dim: usize) -> Tensor {
+pub fn log_softmax(x: &Tensor, dim: isize) -> Tensor {
     log_softmax_as("log_softmax", x, dim)
 }
 
@@ -107,16 +107,16 @@ pub fn cross_entropy(logits: &Tensor, targets: &Tensor) -> Tensor {
 }
 
 /// `log_softmax` on behalf of `op`, whose name its errors carry.
-fn log_softmax_as(op: &'static str, x: &Tensor, dim: usize) -> Result<Tensor> {
+fn log_softmax_as(op: &'static str, x: &Tensor, dim: isize) -> Result<Tensor> {
     let shifted = shifted_by_max(op, x, dim)?;
     let log_total = try_log(&try_sum_dim(&try_exp(&shifted)?, &[dim], true)?)?;
     try_sub(&shifted, &log_total)
 }
 
 /// `x − max(x, dim)` (the maximum kept as an extent-1 dimension and broadcast), after checking
-/// that `x` is a float tensor and `dim` is below its rank; `x` itself when its extent along
+/// that `x` is a float tensor and `dim` one of its dimensions; `x` itself when its extent along
 /// `dim` is 0 (there is nothing to overflow, and the maximum of nothing is undefined).
-fn shifted_by_max(op: &'static str, x: &Tensor, dim: usize) -> Result<Tensor> {
+fn shifted_by_max(op: &'static str, x: &Tensor, dim: isize) -> Result<Tensor> {
     if x.dtype().kind() != DTypeKind::Float {
         return Err(DispatchError::kernel(
             op,
@@ -128,18 +128,7 @@ fn shifted_by_max(op: &'static str, x: &Tensor, dim: usize) -> Result<Tensor> {
             ),
         ));
     }
-    if dim >= x.dim() {
-        return Err(DispatchError::shape(
-            op,
-            format!(
-                "dim {dim} is out of range for shape {:?} (rank {}, so dims 0..{})",
-                x.shape(),
-                x.dim(),
-                x.dim()
-            ),
-        ));
-    }
-    if x.shape()[dim] == 0 {
+    if x.shape()[crate::shape::wrap_dim(op, dim, x.shape())?] == 0 {
         return Ok(x.clone());
     }
     // The maximum is detached: every `op` here is unchanged by a shift along `dim`, so its

@@ -4,8 +4,8 @@
 //! kernels live in `switchyard-backends`, their dtype and shape rules in [`crate::rules`].
 //!
 //! **Reductions along dimensions** (`sum_dim`, `mean_dim`, `max_dim`, `argmax`) reduce the
-//! dimensions named (each below the rank, none twice: anything else is an error naming the op,
-//! the dimension and the shape) and keep them with extent 1 when `keepdim` is true, else drop
+//! dimensions named (each in `-rank..rank`, `-1` the last; none twice: anything else is an error
+//! naming the op, the dimension and the shape) and keep them with extent 1 when `keepdim` is true, else drop
 //! them.
 
 use switchyard::{DType, op};
@@ -33,23 +33,23 @@ pub fn sqrt(x: &Tensor) -> Tensor;
 /// empty extent sums to 0, an empty `dims` sums nothing. Integer and `bool` tensors sum to
 /// `i64`, floats keep their dtype (as [`sum`](fn@crate::ops::sum)).
 #[op(name = "sum_dim")]
-pub fn sum_dim(x: &Tensor, dims: &[usize], keepdim: bool) -> Tensor;
+pub fn sum_dim(x: &Tensor, dims: &[isize], keepdim: bool) -> Tensor;
 
 /// The means of `x` along `dims` (`NaN` over an empty extent); floats only, as
 /// [`mean`](fn@crate::ops::mean).
 #[op(name = "mean_dim")]
-pub fn mean_dim(x: &Tensor, dims: &[usize], keepdim: bool) -> Tensor;
+pub fn mean_dim(x: &Tensor, dims: &[isize], keepdim: bool) -> Tensor;
 
 /// The maxima of `x` along `dim` (the values, of `x`'s dtype); a NaN makes its maximum NaN, as in
 /// PyTorch. An empty extent along `dim` is an error (the maximum of nothing is undefined).
 #[op(name = "max_dim")]
-pub fn max_dim(x: &Tensor, dim: usize, keepdim: bool) -> Tensor;
+pub fn max_dim(x: &Tensor, dim: isize, keepdim: bool) -> Tensor;
 
 /// The index (`i64`) of the maximum of `x` along `dim`: the first on ties; a NaN counts as
 /// above everything, so the first NaN's index (as in PyTorch). An empty extent along `dim` is an
 /// error, and so is a `bool` tensor (as in PyTorch: convert it to `u8`).
 #[op(name = "argmax")]
-pub fn argmax(x: &Tensor, dim: usize, keepdim: bool) -> Tensor;
+pub fn argmax(x: &Tensor, dim: isize, keepdim: bool) -> Tensor;
 
 /// `x == y`, elementwise, broadcast and compared in the promoted dtype; `bool` result.
 #[op(name = "eq")]
@@ -82,7 +82,8 @@ pub fn ge(x: &Tensor, y: &Tensor) -> Tensor;
 pub fn where_cond(cond: &Tensor, x: &Tensor, y: &Tensor) -> Tensor;
 
 /// `[0, 1, …, n - 1]` in `dtype` on `device`: floats round what they cannot hold (as
-/// `to_dtype`), an integer dtype must hold `n - 1`, `bool` is refused.
+/// `to_dtype`), an integer dtype must hold `n - 1`, `bool` is refused. With a start and a step:
+/// [`arange_step`](fn@crate::ops::arange_step).
 #[op(name = "arange")]
 pub fn arange(n: usize, dtype: DType, device: Device) -> Tensor;
 

@@ -11,8 +11,8 @@
 //!
 //! **For neural networks** (declared in `nn_ops.rs`): elementwise `log`, `tanh`, `sigmoid`,
 //! `sqrt`; reductions along dimensions (`sum_dim`, `mean_dim`, `max_dim`, `argmax`: each
-//! dimension named must be below the rank and named once, else the error names the op, the
-//! dimension and the shape; `keepdim` keeps the reduced dimensions with extent 1); the
+//! dimension named must be in `-rank..rank`, `-1` the last, and named once, else the error names
+//! the op, the dimension and the shape; `keepdim` keeps the reduced dimensions with extent 1); the
 //! comparisons `eq`, `ne`, `lt`, `le`, `gt`, `ge` (broadcast and promoted like `add`, `bool`
 //! results); `where_cond` (the op `where`); the factories `arange` and, through the per-device
 //! generator of [`crate::random`], [`rand()`] and [`randn()`] (the ops `rand_seeded`,
@@ -22,7 +22,21 @@
 //! decomposition.
 //!
 //! **Views** (`view`, `transpose`, `permute`, `narrow`, `slice`, `select`, `expand`, `squeeze`,
-//! `unsqueeze`) share the input's storage: writes through one are seen by the other.
+//! `squeeze_dims`, `unsqueeze`) share the input's storage: writes through one are seen by the
+//! other.
+//!
+//! **Joining** (declared in `join.rs`): `cat` along an existing dimension, `stack` along a new
+//! one; copies, promoted, differentiable. **Keyword forms** (`reduce_with.rs`, `ranges.rs`):
+//! `sum_with` and `mean_with` take a [`Reduce`] (every dim or some, `keepdim`, `dtype`);
+//! `argmax_all` is `argmax` without a dim, `max_dim_with_indices` PyTorch's `max(x, dim)`,
+//! `softmax_in` and `log_softmax_in` convert to a dtype first, `arange_step` is
+//! `arange(start, end, step)`. All composites of the ops above.
+//!
+//! **Dimensions and positions** are `isize`, as in PyTorch: `-1` is the last dimension (or
+//! element), `-rank` the first; the ops that insert a dimension (`unsqueeze`, `stack`) take
+//! `-(rank + 1)..=rank`. One rule serves every op ([`wrap_dim`](crate::wrap_dim)); a dim out of
+//! range is a shape error naming the op, the dim, the shape and the range that would have
+//! worked.
 //!
 //! **In-place ops** (`copy_`, `fill_`, `zero_`, `add_`, `sub_`, `mul_`, `div_`, `neg_`,
 //! `relu_`, `exp_`) write the elements of their `&mut Tensor` argument: through a view, the base
@@ -50,6 +64,7 @@ pub use crate::cross_entropy::{
     CrossEntropyOptions, LossReduction, cross_entropy_with, try_cross_entropy_with,
 };
 pub use crate::grad_ops::*;
+pub use crate::join::*;
 pub use crate::nn_composites::*;
 pub use crate::nn_ops::*;
 pub use crate::operand::{add_alpha, sub_alpha, try_add_alpha, try_sub_alpha};
@@ -60,6 +75,8 @@ pub use crate::operand::{
     try_where_scalar, where_scalar,
 };
 pub use crate::random::{rand, randn, try_rand, try_randn};
+pub use crate::ranges::*;
+pub use crate::reduce_with::*;
 
 pub use crate::inplace::{
     add_, copy_, div_, exp_, fill_, mul_, neg_, relu_, sub_, try_add_, try_copy_, try_div_,
@@ -145,38 +162,48 @@ pub fn view(x: &Tensor, shape: &[isize]) -> Tensor;
 #[op(name = "reshape")]
 pub fn reshape(x: &Tensor, shape: &[isize]) -> Tensor;
 
-/// `x` with dimensions `d0` and `d1` swapped (a view).
+/// `x` with dimensions `d0` and `d1` swapped (a view; `transpose(x, -2, -1)` swaps the last
+/// two).
 #[op(name = "transpose")]
-pub fn transpose(x: &Tensor, d0: usize, d1: usize) -> Tensor;
+pub fn transpose(x: &Tensor, d0: isize, d1: isize) -> Tensor;
 
 /// `x` with its dimensions reordered: dimension `i` of the result is `dims[i]` of `x` (a view).
 #[op(name = "permute")]
-pub fn permute(x: &Tensor, dims: &[usize]) -> Tensor;
+pub fn permute(x: &Tensor, dims: &[isize]) -> Tensor;
 
-/// Elements `start..start + len` along `dim` (a view).
+/// Elements `start..start + len` along `dim` (a view; a negative `start` counts from the end).
+/// The range must lie inside the extent, else the call is an error.
 #[op(name = "narrow")]
-pub fn narrow(x: &Tensor, dim: usize, start: usize, len: usize) -> Tensor;
+pub fn narrow(x: &Tensor, dim: isize, start: isize, len: usize) -> Tensor;
 
-/// Elements `start..end` along `dim`, every `step`-th (a view); `end` is clamped to the extent.
+/// Elements `start..end` along `dim`, every `step`-th (a view), as a Python slice: negative
+/// bounds count from the end, both are clamped to the extent (`isize::MAX` reads to the end),
+/// `end` before `start` gives an empty view; `step` must be at least 1.
 #[op(name = "slice")]
-pub fn slice(x: &Tensor, dim: usize, start: usize, end: usize, step: usize) -> Tensor;
+pub fn slice(x: &Tensor, dim: isize, start: isize, end: isize, step: usize) -> Tensor;
 
-/// The sub-tensor at `index` along `dim`, without that dimension (a view).
+/// The sub-tensor at `index` along `dim`, without that dimension (a view; `select(x, 0, -1)` is
+/// the last row).
 #[op(name = "select")]
-pub fn select(x: &Tensor, dim: usize, index: usize) -> Tensor;
+pub fn select(x: &Tensor, dim: isize, index: isize) -> Tensor;
 
 /// `x` broadcast to `shape` (a view whose elements share memory: in-place writes into it are
-/// refused).
+/// refused); an entry `-1` keeps the extent of the matching dimension of `x`.
 #[op(name = "expand")]
-pub fn expand(x: &Tensor, shape: &[usize]) -> Tensor;
+pub fn expand(x: &Tensor, shape: &[isize]) -> Tensor;
 
 /// `x` without its dimensions of extent 1 (`None`), or without `dim` if its extent is 1 (a view).
 #[op(name = "squeeze")]
-pub fn squeeze(x: &Tensor, dim: Option<usize>) -> Tensor;
+pub fn squeeze(x: &Tensor, dim: Option<isize>) -> Tensor;
 
-/// `x` with a new dimension of extent 1 at `dim` (a view).
+/// `x` without those of `dims` whose extent is 1 (the others stay, as PyTorch's
+/// `squeeze(dim=(…))`; a view).
+#[op(name = "squeeze_dims")]
+pub fn squeeze_dims(x: &Tensor, dims: &[isize]) -> Tensor;
+
+/// `x` with a new dimension of extent 1 at `dim` (a view; `-1` appends one).
 #[op(name = "unsqueeze")]
-pub fn unsqueeze(x: &Tensor, dim: usize) -> Tensor;
+pub fn unsqueeze(x: &Tensor, dim: isize) -> Tensor;
 
 /// `-1` entries as unknowns; other negative entries are errors.
 fn wanted_shape(op: &'static str, shape: &[isize]) -> Result<Vec<Option<usize>>> {
@@ -215,41 +242,46 @@ fn reshape_layout(x: &Tensor, shape: &[isize]) -> Result<Tensor> {
 }
 
 #[kernel(op = "transpose", key = CompositeExplicit)]
-fn transpose_layout(x: &Tensor, d0: usize, d1: usize) -> Result<Tensor> {
+fn transpose_layout(x: &Tensor, d0: isize, d1: isize) -> Result<Tensor> {
     layout::transpose(x, d0, d1)
 }
 
 #[kernel(op = "permute", key = CompositeExplicit)]
-fn permute_layout(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
+fn permute_layout(x: &Tensor, dims: &[isize]) -> Result<Tensor> {
     layout::permute(x, dims)
 }
 
 #[kernel(op = "narrow", key = CompositeExplicit)]
-fn narrow_layout(x: &Tensor, dim: usize, start: usize, len: usize) -> Result<Tensor> {
+fn narrow_layout(x: &Tensor, dim: isize, start: isize, len: usize) -> Result<Tensor> {
     layout::narrow(x, dim, start, len)
 }
 
 #[kernel(op = "slice", key = CompositeExplicit)]
-fn slice_layout(x: &Tensor, dim: usize, start: usize, end: usize, step: usize) -> Result<Tensor> {
+fn slice_layout(x: &Tensor, dim: isize, start: isize, end: isize, step: usize) -> Result<Tensor> {
     layout::slice(x, dim, start, end, step)
 }
 
 #[kernel(op = "select", key = CompositeExplicit)]
-fn select_layout(x: &Tensor, dim: usize, index: usize) -> Result<Tensor> {
+fn select_layout(x: &Tensor, dim: isize, index: isize) -> Result<Tensor> {
     layout::select(x, dim, index)
 }
 
 #[kernel(op = "expand", key = CompositeExplicit)]
-fn expand_layout(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
-    layout::expand(x, shape)
+fn expand_layout(x: &Tensor, shape: &[isize]) -> Result<Tensor> {
+    layout::expand(x, &layout::expand_shape(x, shape)?)
 }
 
 #[kernel(op = "squeeze", key = CompositeExplicit)]
-fn squeeze_layout(x: &Tensor, dim: Option<usize>) -> Result<Tensor> {
+fn squeeze_layout(x: &Tensor, dim: Option<isize>) -> Result<Tensor> {
     layout::squeeze(x, dim)
 }
 
+#[kernel(op = "squeeze_dims", key = CompositeExplicit)]
+fn squeeze_dims_layout(x: &Tensor, dims: &[isize]) -> Result<Tensor> {
+    layout::squeeze_dims(x, dims)
+}
+
 #[kernel(op = "unsqueeze", key = CompositeExplicit)]
-fn unsqueeze_layout(x: &Tensor, dim: usize) -> Result<Tensor> {
+fn unsqueeze_layout(x: &Tensor, dim: isize) -> Result<Tensor> {
     layout::unsqueeze(x, dim)
 }

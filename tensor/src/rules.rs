@@ -205,34 +205,19 @@ pub struct Reduction {
     pub inner: usize,
 }
 
-/// The reduction of a tensor of `shape` along `dims` (each below the rank, none repeated), or
-/// an error naming `op`, the dimension and the shape. An empty `dims` reduces nothing (each
-/// result element is the reduction of one element, as in NumPy; PyTorch's `sum(dim=[])`, which
-/// reduces everything, is `sum`). Dimensions are never negative here: `usize` has no `-1`.
+/// The reduction of a tensor of `shape` along `dims` (each in `-rank..rank`, negative ones
+/// counted from the end as [`wrap_dim`](crate::wrap_dim) does, none named twice), or an error
+/// naming `op`, the dimension and the shape. An empty `dims` reduces nothing (each result
+/// element is the reduction of one element, as in NumPy; PyTorch's `sum(dim=[])`, which reduces
+/// everything, is `sum`).
 pub fn reduction(
     op: &'static str,
     shape: &[usize],
-    dims: &[usize],
+    dims: &[isize],
     keepdim: bool,
 ) -> Result<Reduction> {
     let mut reduced = vec![false; shape.len()];
-    for &d in dims {
-        if d >= shape.len() {
-            return Err(DispatchError::shape(
-                op,
-                format!(
-                    "dim {d} is out of range for shape {shape:?} (rank {}, so dims 0..{})",
-                    shape.len(),
-                    shape.len()
-                ),
-            ));
-        }
-        if reduced[d] {
-            return Err(DispatchError::shape(
-                op,
-                format!("dim {d} appears twice in dims {dims:?} (shape {shape:?})"),
-            ));
-        }
+    for d in crate::shape::wrap_dims(op, dims, shape)? {
         reduced[d] = true;
     }
     let mut out = Vec::with_capacity(shape.len());

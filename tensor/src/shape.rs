@@ -191,6 +191,99 @@ pub(crate) fn broadcast_strides(sizes: &[usize], strides: &[usize], target: &[us
     Dims::new(&out)
 }
 
+/// `dim` as an index into the dimensions of `shape`: `0..rank` as they are, `-rank..0` counted
+/// from the end (`-1` is the last, as in PyTorch). Anything else is a shape error naming `op`,
+/// `dim`, the shape and the dims that would have worked. (The ops that insert a dimension,
+/// `unsqueeze` and `stack`, take one more: [`wrap_new_dim`].)
+pub fn wrap_dim(op: &'static str, dim: isize, shape: &[usize]) -> Result<usize, DispatchError> {
+    wrap_in(op, dim, shape.len(), shape)
+}
+
+/// `dim` as the position of a dimension inserted into `shape`: `0..=rank`, or `-(rank + 1)..0`
+/// counted from the end (`-1` appends, as PyTorch's `unsqueeze(-1)`); errors as [`wrap_dim`].
+pub fn wrap_new_dim(op: &'static str, dim: isize, shape: &[usize]) -> Result<usize, DispatchError> {
+    wrap_in(op, dim, shape.len() + 1, shape)
+}
+
+/// Each of `dims` wrapped by [`wrap_dim`], none named twice (after wrapping: `1` and `-1` of a
+/// 2-d shape are the same dimension), in the order given.
+pub fn wrap_dims(
+    op: &'static str,
+    dims: &[isize],
+    shape: &[usize],
+) -> Result<Vec<usize>, DispatchError> {
+    let mut wrapped = Vec::with_capacity(dims.len());
+    for &dim in dims {
+        let d = wrap_dim(op, dim, shape)?;
+        if wrapped.contains(&d) {
+            return Err(DispatchError::shape(
+                op,
+                format!("dim {dim} appears twice in dims {dims:?} (shape {shape:?})"),
+            ));
+        }
+        wrapped.push(d);
+    }
+    Ok(wrapped)
+}
+
+/// The one wrapping rule: `dim` in `-count..count` for `count` positions.
+fn wrap_in(
+    op: &'static str,
+    dim: isize,
+    count: usize,
+    shape: &[usize],
+) -> Result<usize, DispatchError> {
+    let wrapped = if dim < 0 {
+        count.checked_sub(dim.unsigned_abs())
+    } else {
+        Some(dim.unsigned_abs()).filter(|&d| d < count)
+    };
+    wrapped.ok_or_else(|| {
+        let range = if count == 0 {
+            "none exists".to_owned()
+        } else {
+            format!("expected one in -{count}..={}", count - 1)
+        };
+        DispatchError::shape(
+            op,
+            format!(
+                "dim {dim} is out of range for shape {shape:?} (rank {}): {range}",
+                shape.len()
+            ),
+        )
+    })
+}
+
+/// `index` as a position along dimension `dim` (already wrapped) of `shape`, counted from the
+/// end when negative (`-1` is the last element), for an op taking `index` in `0..extent`
+/// (`select`) or, with `end_allowed`, `0..=extent` (the start of `narrow`). Anything else is a
+/// shape error naming `op`, the index, the dim and the shape.
+pub fn wrap_index(
+    op: &'static str,
+    index: isize,
+    dim: usize,
+    shape: &[usize],
+    end_allowed: bool,
+) -> Result<usize, DispatchError> {
+    let extent = shape[dim];
+    let count = extent + usize::from(end_allowed);
+    let wrapped = if index < 0 {
+        extent.checked_sub(index.unsigned_abs())
+    } else {
+        Some(index.unsigned_abs()).filter(|&i| i < count)
+    };
+    wrapped.ok_or_else(|| {
+        let last = if end_allowed { "=" } else { "" };
+        DispatchError::shape(
+            op,
+            format!(
+                "index {index} is out of range for dim {dim} of shape {shape:?} (extent \
+                 {extent}): expected one in -{extent}..{last}{extent}"
+            ),
+        )
+    })
+}
+
 /// Element offsets of a strided view, in row-major order of its indices: the walk every naive
 /// kernel takes over a non-contiguous input.
 #[derive(Debug, Clone)]
@@ -274,6 +367,29 @@ mod tests {
         assert_eq!(max_offset(&[usize::MAX, 3], &[usize::MAX, 1]), None);
         let dims = Dims::new(&[1, 2, 3, 4, 5, 6]);
         assert_eq!(&*dims, &[1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn dims_and_indices_wrap_from_the_end() {
+        let shape = [5, 4];
+        assert_eq!(wrap_dim("t", -1, &shape).unwrap(), 1);
+        assert_eq!(wrap_dim("t", -2, &shape).unwrap(), 0);
+        assert_eq!(wrap_dim("t", 1, &shape).unwrap(), 1);
+        let err = wrap_dim("sum_dim", -3, &shape).unwrap_err().to_string();
+        assert!(err.contains("sum_dim") && err.contains("dim -3"), "{err}");
+        assert!(err.contains("[5, 4]") && err.contains("-2..=1"), "{err}");
+        assert!(wrap_dim("t", 2, &shape).is_err());
+        assert!(wrap_dim("t", 0, &[]).is_err());
+        assert_eq!(wrap_new_dim("unsqueeze", -1, &shape).unwrap(), 2);
+        assert_eq!(wrap_new_dim("unsqueeze", -3, &shape).unwrap(), 0);
+        assert!(wrap_new_dim("unsqueeze", 3, &shape).is_err());
+        assert_eq!(wrap_dims("t", &[-1, 0], &shape).unwrap(), vec![1, 0]);
+        let err = wrap_dims("t", &[1, -1], &shape).unwrap_err().to_string();
+        assert!(err.contains("twice"), "{err}");
+        assert_eq!(wrap_index("select", -1, 0, &shape, false).unwrap(), 4);
+        assert_eq!(wrap_index("narrow", 5, 0, &shape, true).unwrap(), 5);
+        assert!(wrap_index("select", 5, 0, &shape, false).is_err());
+        assert!(wrap_index("select", -6, 0, &shape, false).is_err());
     }
 
     #[test]

@@ -4,31 +4,18 @@
 
 use switchyard::DispatchError;
 
-use crate::shape::{Dims, broadcast_shapes, is_contiguous};
+use crate::shape::{
+    Dims, broadcast_shapes, is_contiguous, wrap_dim, wrap_dims, wrap_index, wrap_new_dim,
+};
 use crate::tensor::Tensor;
 
 type Result<T> = std::result::Result<T, DispatchError>;
 
-/// An error naming `op` when `dim` is not a dimension of `x`.
-fn check_dim(op: &'static str, x: &Tensor, dim: usize) -> Result<()> {
-    if dim < x.dim() {
-        Ok(())
-    } else {
-        Err(DispatchError::shape(
-            op,
-            format!(
-                "dimension {dim} is out of range for a tensor of {} dimensions (shape {:?})",
-                x.dim(),
-                x.shape()
-            ),
-        ))
-    }
-}
-
-pub(crate) fn transpose(x: &Tensor, d0: usize, d1: usize) -> Result<Tensor> {
+/// `x` with dimensions `d0` and `d1` swapped.
+pub(crate) fn transpose(x: &Tensor, d0: isize, d1: isize) -> Result<Tensor> {
     const OP: &str = "transpose";
-    check_dim(OP, x, d0)?;
-    check_dim(OP, x, d1)?;
+    let d0 = wrap_dim(OP, d0, x.shape())?;
+    let d1 = wrap_dim(OP, d1, x.shape())?;
     let (mut sizes, mut strides) = (x.shape().to_vec(), x.strides().to_vec());
     sizes.swap(d0, d1);
     strides.swap(d0, d1);
@@ -40,23 +27,27 @@ pub(crate) fn transpose(x: &Tensor, d0: usize, d1: usize) -> Result<Tensor> {
     ))
 }
 
-pub(crate) fn permute(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
-    const OP: &str = "permute";
-    let mut seen = vec![false; x.dim()];
-    let valid = dims.len() == x.dim()
-        && dims
-            .iter()
-            .all(|&d| d < x.dim() && !std::mem::replace(&mut seen[d], true));
-    if !valid {
-        return Err(DispatchError::shape(
-            OP,
+/// `dims` (negative ones counted from the end) as a permutation of `x`'s dimensions, or an
+/// error naming `op`, `dims` and the shape.
+pub(crate) fn permutation(op: &'static str, x: &Tensor, dims: &[isize]) -> Result<Vec<usize>> {
+    let not_one = || {
+        DispatchError::shape(
+            op,
             format!(
                 "{dims:?} is not a permutation of the {} dimensions of shape {:?}",
                 x.dim(),
                 x.shape()
             ),
-        ));
+        )
+    };
+    if dims.len() != x.dim() {
+        return Err(not_one());
     }
+    wrap_dims(op, dims, x.shape()).map_err(|_| not_one())
+}
+
+pub(crate) fn permute(x: &Tensor, dims: &[isize]) -> Result<Tensor> {
+    let dims = permutation("permute", x, dims)?;
     let sizes: Vec<usize> = dims.iter().map(|&d| x.shape()[d]).collect();
     let strides: Vec<usize> = dims.iter().map(|&d| x.strides()[d]).collect();
     Ok(x.restrided(
@@ -67,48 +58,72 @@ pub(crate) fn permute(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
     ))
 }
 
-/// Elements `start..start + len` along `dim` (PyTorch's `narrow`).
-pub(crate) fn narrow(x: &Tensor, dim: usize, start: usize, len: usize) -> Result<Tensor> {
-    slice(x, dim, start, start.saturating_add(len), 1).map_err(|_| {
-        DispatchError::shape(
-            "narrow",
-            format!(
-                "narrow({dim}, {start}, {len}) reaches outside a tensor of shape {:?}",
-                x.shape()
-            ),
-        )
-    })
-}
-
-/// Elements `start..end` along `dim`, every `step`-th (`step ≥ 1`); `end` is clamped to the
-/// extent, as Python slicing does, but `start` past it is an error.
-pub(crate) fn slice(
-    x: &Tensor,
-    dim: usize,
-    start: usize,
-    end: usize,
-    step: usize,
-) -> Result<Tensor> {
-    const OP: &str = "slice";
-    check_dim(OP, x, dim)?;
-    let extent = x.shape()[dim];
-    let end = end.min(extent);
-    if step == 0 || start > end {
+/// Elements `start..start + len` along `dim` (PyTorch's `narrow`; a negative `start` counts from
+/// the end). The whole range must lie inside the extent: unlike `slice`, nothing is clamped.
+pub(crate) fn narrow(x: &Tensor, dim: isize, start: isize, len: usize) -> Result<Tensor> {
+    const OP: &str = "narrow";
+    let d = wrap_dim(OP, dim, x.shape())?;
+    let first = wrap_index(OP, start, d, x.shape(), true)?;
+    let extent = x.shape()[d];
+    if len > extent - first {
         return Err(DispatchError::shape(
             OP,
             format!(
-                "slice {start}..{end} step {step} of dimension {dim} (extent {extent}) is empty-backwards or has step 0"
+                "narrow({dim}, {start}, {len}) reaches outside a tensor of shape {:?}: start \
+                 {first} + length {len} exceeds the extent {extent} of dim {d}",
+                x.shape()
             ),
         ));
     }
-    let len = (end - start).div_ceil(step);
+    strided_range(x, d, first, len, 1)
+}
+
+/// Elements `start..end` along `dim`, every `step`-th (`step ≥ 1`), as Python slices: negative
+/// `start` and `end` count from the end, and both are clamped to the extent (an `end` before
+/// `start` gives an empty view). `step` 0 is an error.
+pub(crate) fn slice(
+    x: &Tensor,
+    dim: isize,
+    start: isize,
+    end: isize,
+    step: usize,
+) -> Result<Tensor> {
+    const OP: &str = "slice";
+    let d = wrap_dim(OP, dim, x.shape())?;
+    let extent = x.shape()[d];
+    if step == 0 {
+        return Err(DispatchError::shape(
+            OP,
+            format!(
+                "slice({dim}, {start}, {end}, step 0) of shape {:?}: the step must be at least 1",
+                x.shape()
+            ),
+        ));
+    }
+    // Python's rule: a negative bound counts from the end; then both clamp to 0..=extent.
+    let clamp = |bound: isize| -> usize {
+        if bound < 0 {
+            extent.saturating_sub(bound.unsigned_abs())
+        } else {
+            bound.unsigned_abs().min(extent)
+        }
+    };
+    let (first, last) = (clamp(start), clamp(end));
+    let len = last.saturating_sub(first).div_ceil(step);
+    strided_range(x, d, first, len, step)
+}
+
+/// The view of `len` elements along `dim` from `first`, every `step`-th; the caller checked that
+/// they lie inside the extent.
+fn strided_range(x: &Tensor, dim: usize, first: usize, len: usize, step: usize) -> Result<Tensor> {
+    let extent = x.shape()[dim];
     let (mut sizes, mut strides) = (x.shape().to_vec(), x.strides().to_vec());
     sizes[dim] = len;
     let offset = if len == 0 {
         x.storage_offset()
     } else {
-        // In bounds: element `start` along `dim` is an element of `x`.
-        x.storage_offset() + start * strides[dim]
+        // In bounds: element `first` along `dim` is an element of `x`.
+        x.storage_offset() + first * strides[dim]
     };
     // `step · stride` is at most the distance between two elements of `x`, or the view has one
     // element along `dim` and the stride never moves.
@@ -117,30 +132,47 @@ pub(crate) fn slice(
     } else {
         strides[dim]
     };
-    let numel = x.numel() / extent.max(1) * len;
-    let numel = if extent == 0 { 0 } else { numel };
+    // An empty extent leaves nothing to view.
+    let numel = x.numel().checked_div(extent).map_or(0, |per| per * len);
     Ok(x.restrided(numel, offset, Dims::new(&sizes), Dims::new(&strides)))
 }
 
-/// The sub-tensor at `index` along `dim`, without that dimension.
-pub(crate) fn select(x: &Tensor, dim: usize, index: usize) -> Result<Tensor> {
+/// The sub-tensor at `index` along `dim`, without that dimension (a negative `index` counts from
+/// the end).
+pub(crate) fn select(x: &Tensor, dim: isize, index: isize) -> Result<Tensor> {
     const OP: &str = "select";
-    check_dim(OP, x, dim)?;
-    if index >= x.shape()[dim] {
-        return Err(DispatchError::shape(
-            OP,
-            format!(
-                "index {index} is out of range for dimension {dim} of shape {:?}",
-                x.shape()
-            ),
-        ));
-    }
+    let dim = wrap_dim(OP, dim, x.shape())?;
+    let index = wrap_index(OP, index, dim, x.shape(), false)?;
     let (mut sizes, mut strides) = (x.shape().to_vec(), x.strides().to_vec());
     let offset = x.storage_offset() + index * strides[dim];
     let numel = x.numel() / sizes[dim];
     sizes.remove(dim);
     strides.remove(dim);
     Ok(x.restrided(numel, offset, Dims::new(&sizes), Dims::new(&strides)))
+}
+
+/// `shape` as `expand` takes it (PyTorch's rule): `-1` keeps the extent of the matching
+/// dimension of `x` (aligned at the last), other negative entries are errors, as is `-1` in a
+/// new leading dimension.
+pub(crate) fn expand_shape(x: &Tensor, shape: &[isize]) -> Result<Vec<usize>> {
+    const OP: &str = "expand";
+    let lead = shape.len().checked_sub(x.dim());
+    shape
+        .iter()
+        .enumerate()
+        .map(|(i, &extent)| match (extent, lead) {
+            (e, _) if e >= 0 => Ok(e.unsigned_abs()),
+            (-1, Some(lead)) if i >= lead => Ok(x.shape()[i - lead]),
+            _ => Err(DispatchError::shape(
+                OP,
+                format!(
+                    "cannot expand shape {:?} to {shape:?}: an extent is -1 (keep the input's) \
+                     only where the input has a dimension, and never another negative number",
+                    x.shape()
+                ),
+            )),
+        })
+        .collect()
 }
 
 /// `x` read as `shape` by broadcasting (stride 0 where a dimension of 1 stretches or a leading
@@ -166,25 +198,34 @@ pub(crate) fn expand(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
 
 /// `x` without its dimensions of extent 1 (`dim: None`), or without `dim` if its extent is 1
 /// (otherwise unchanged, as PyTorch does).
-pub(crate) fn squeeze(x: &Tensor, dim: Option<usize>) -> Result<Tensor> {
-    if let Some(d) = dim {
-        check_dim("squeeze", x, d)?;
+pub(crate) fn squeeze(x: &Tensor, dim: Option<isize>) -> Result<Tensor> {
+    match dim {
+        Some(d) => squeeze_dims_as("squeeze", x, &[d]),
+        None => {
+            let all: Vec<usize> = (0..x.dim()).collect();
+            squeeze_wrapped(x, &all)
+        }
     }
-    let keep = |(i, size): &(usize, &usize)| **size != 1 || dim.is_some_and(|d| d != *i);
-    let sizes: Vec<usize> = x
-        .shape()
-        .iter()
-        .enumerate()
-        .filter(keep)
-        .map(|(_, s)| *s)
-        .collect();
-    let strides: Vec<usize> = x
-        .shape()
-        .iter()
-        .enumerate()
-        .filter(keep)
-        .map(|(i, _)| x.strides()[i])
-        .collect();
+}
+
+/// `x` without those of `dims` whose extent is 1 (the others stay, as PyTorch does); an empty
+/// `dims` removes nothing.
+pub(crate) fn squeeze_dims(x: &Tensor, dims: &[isize]) -> Result<Tensor> {
+    squeeze_dims_as("squeeze_dims", x, dims)
+}
+
+fn squeeze_dims_as(op: &'static str, x: &Tensor, dims: &[isize]) -> Result<Tensor> {
+    let dims = wrap_dims(op, dims, x.shape())?;
+    squeeze_wrapped(x, &dims)
+}
+
+/// `x` without those of `dims` (wrapped) whose extent is 1.
+fn squeeze_wrapped(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
+    let keep = |i: usize| x.shape()[i] != 1 || !dims.contains(&i);
+    let (sizes, strides): (Vec<usize>, Vec<usize>) = (0..x.dim())
+        .filter(|&i| keep(i))
+        .map(|i| (x.shape()[i], x.strides()[i]))
+        .unzip();
     Ok(x.restrided(
         x.numel(),
         x.storage_offset(),
@@ -193,18 +234,9 @@ pub(crate) fn squeeze(x: &Tensor, dim: Option<usize>) -> Result<Tensor> {
     ))
 }
 
-/// `x` with a new dimension of extent 1 at `dim` (`0..=x.dim()`).
-pub(crate) fn unsqueeze(x: &Tensor, dim: usize) -> Result<Tensor> {
-    if dim > x.dim() {
-        return Err(DispatchError::shape(
-            "unsqueeze",
-            format!(
-                "dimension {dim} is out of range for unsqueeze of shape {:?} (0..={})",
-                x.shape(),
-                x.dim()
-            ),
-        ));
-    }
+/// `x` with a new dimension of extent 1 at `dim` (`-(rank + 1)..=rank`; `-1` appends).
+pub(crate) fn unsqueeze(x: &Tensor, dim: isize) -> Result<Tensor> {
+    let dim = wrap_new_dim("unsqueeze", dim, x.shape())?;
     let (mut sizes, mut strides) = (x.shape().to_vec(), x.strides().to_vec());
     // The stride of an extent-1 dimension is never used to step; this one keeps the layout
     // contiguous when `x` is.

@@ -90,6 +90,27 @@ fn cases() -> Vec<(&'static str, Op, Vec<Vec<usize>>)> {
         ),
         ("sum", |t| ops::try_sum(&t[0]), vec![vec![2, 3]]),
         ("mean", |t| ops::try_mean(&t[0]), vec![vec![3, 2]]),
+        // Joins, and dims counted from the end.
+        (
+            "cat",
+            |t| ops::try_cat(&[t[0].clone(), t[1].clone()], -1),
+            vec![vec![2, 3], vec![2, 2]],
+        ),
+        (
+            "stack",
+            |t| ops::try_stack(&[t[0].clone(), t[1].clone()], 0),
+            vec![vec![2, 3], vec![2, 3]],
+        ),
+        (
+            "softmax along -1",
+            |t| ops::try_softmax(&t[0], -1),
+            vec![vec![2, 3]],
+        ),
+        (
+            "sum_with, every dim kept",
+            |t| ops::try_sum_with(&t[0], &ops::Reduce::all().keepdim(true)),
+            vec![vec![2, 3]],
+        ),
         (
             "sum_dim",
             |t| ops::try_sum_dim(&t[0], &[0, 2], false),

@@ -69,10 +69,11 @@ fn every_served_case_is_right_and_every_other_says_why() {
         .unwrap_or_else(|failures| panic!("{failures}"));
     println!("{report}");
     assert!(report.passed().count() > 0, "{report}");
-    // The backend's core: every op with a wgpu kernel, and in-place composites over `copy_`.
+    // The backend's core: every op with a wgpu kernel, and the composites over `copy_` (the
+    // in-place ops, `cat` and `stack`).
     for op in WGPU_KERNEL_OPS
         .into_iter()
-        .chain(["fill_", "zero_", "add_", "exp_"])
+        .chain(["fill_", "zero_", "add_", "exp_", "cat", "stack"])
     {
         assert!(
             report.passed().any(|c| c.op == op),

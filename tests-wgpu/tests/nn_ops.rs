@@ -252,8 +252,8 @@ fn sums_and_means_along_dimensions_match_the_cpu() {
     ];
     for (layout, view) in layouts {
         let (x, abs, g) = (view(&base), view(&base_abs), view(&on_gpu));
-        for dims in [&[0][..], &[1], &[2], &[0, 2], &[2, 1, 0], &[]] {
-            let count: usize = dims.iter().map(|&d| x.shape()[d]).product();
+        for dims in [&[0isize][..], &[1], &[2], &[0, 2], &[2, 1, 0], &[]] {
+            let count: usize = dims.iter().map(|&d| x.shape()[d as usize]).product();
             for keepdim in [false, true] {
                 // The error bound of a sum of n terms (and of their mean): n·Σ|x| (Σ|x|).
                 let total = naive(|| sum_dim(&abs, dims, keepdim));

@@ -366,7 +366,7 @@ fn rank_limit_of_the_strided_shaders() {
     let x = tensor(&shape, 800, 4.0);
     let xg = gpu(&x);
     // Every dimension reversed: no two neighbours merge.
-    let reverse: Vec<usize> = (0..10).rev().collect();
+    let reverse: Vec<isize> = (0..10).rev().collect();
     let expected = naive(|| neg(&permute(&x, &reverse)));
     let strided = permute(&xg, &reverse);
     // A dense operand of ten dimensions takes the plain shader; a broadcast one merges.

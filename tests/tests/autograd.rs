@@ -536,6 +536,22 @@ fn cases() -> Vec<Case> {
         ),
         ("unsqueeze", |t| ops::try_unsqueeze(&t[0], 0), vec![vec![3]]),
         (
+            "squeeze_dims",
+            |t| ops::try_squeeze_dims(&t[0], &[0, -1]),
+            vec![vec![1, 3, 1]],
+        ),
+        // Three inputs of different extents along the joined dim, one of them empty.
+        (
+            "cat",
+            |t| ops::try_cat(&[t[0].clone(), t[1].clone(), t[2].clone()], -1),
+            vec![vec![2, 3], vec![2, 0], vec![2, 1]],
+        ),
+        (
+            "stack",
+            |t| ops::try_stack(&[t[0].clone(), t[1].clone()], 1),
+            vec![vec![2, 3], vec![2, 3]],
+        ),
+        (
             "log",
             |t| ops::try_log(&ops::try_exp(&t[0])?),
             vec![vec![4]],
@@ -572,6 +588,31 @@ fn cases() -> Vec<Case> {
         ),
         // Composites: differentiated through their decomposition (no derivative of their own).
         ("softmax", |t| ops::try_softmax(&t[0], 1), vec![vec![3, 4]]),
+        (
+            "sum_with",
+            |t| ops::try_sum_with(&t[0], &ops::Reduce::all().keepdim(true)),
+            vec![vec![2, 3]],
+        ),
+        (
+            "mean_with",
+            |t| ops::try_mean_with(&t[0], &ops::Reduce::along(&[-1]).dtype(DType::F64)),
+            vec![vec![2, 3]],
+        ),
+        (
+            "max_dim_with_indices",
+            |t| Ok(ops::try_max_dim_with_indices(&t[0], -1, true)?.0),
+            vec![vec![3, 4]],
+        ),
+        (
+            "softmax_in",
+            |t| ops::try_softmax_in(&t[0], -1, DType::F64),
+            vec![vec![3, 4]],
+        ),
+        (
+            "log_softmax_in",
+            |t| ops::try_log_softmax_in(&t[0], 0, DType::F64),
+            vec![vec![3, 2]],
+        ),
         (
             "log_softmax",
             |t| ops::try_log_softmax(&t[0], 0),
@@ -614,6 +655,9 @@ fn gradcheck_passes_for_every_standard_op_with_a_derivative_in_f32() {
 /// Standard ops whose autograd kernel records nothing: their results have no gradient (or, for
 /// `copy_`, it refuses).
 const NO_GRADIENT: [&str; 8] = ["copy_", "argmax", "eq", "ne", "lt", "le", "gt", "ge"];
+
+/// Standard composites whose results have no gradient: an index, a factory's values.
+const NO_GRADIENT_COMPOSITES: [&str; 2] = ["argmax_all", "arange_step"];
 
 #[test]
 fn ops_without_a_gradient_run_on_tensors_that_require_grad() {
@@ -681,7 +725,7 @@ fn every_standard_derivative_has_a_gradcheck_case() {
     assert!(composites.contains(&"cross_entropy"), "{composites:?}");
     for op in &composites {
         assert!(
-            checked.contains(op),
+            checked.contains(op) || NO_GRADIENT_COMPOSITES.contains(op),
             "`{op}` is a composite autograd differentiates, but has no gradcheck case"
         );
     }

@@ -16,7 +16,7 @@ fn tensor(shape: &[usize], seed: f32) -> Tensor {
 /// The values of `x` in a non-contiguous view: `x` reversed in its dimensions, made contiguous,
 /// and permuted back.
 fn strided_twin(x: &Tensor) -> Tensor {
-    let reversed: Vec<usize> = (0..x.dim()).rev().collect();
+    let reversed: Vec<isize> = (0..x.dim() as isize).rev().collect();
     let twin = permute(&contiguous(&permute(x, &reversed)), &reversed);
     // (A dimension of extent 1 or 0 makes any strides contiguous: those cases check shapes.)
     assert!(x.dim() < 2 || x.shape().iter().any(|&e| e < 2) || !twin.is_contiguous());
@@ -40,9 +40,9 @@ fn leading_and_trailing_reductions_equal_the_general_path_bit_for_bit() {
     for shape in shapes {
         let x = tensor(shape, 0.5);
         let twin = strided_twin(&x);
-        let rank = shape.len();
+        let rank = shape.len() as isize;
         // Every leading block, every trailing block, none, all, and one in the middle.
-        let mut dim_sets: Vec<Vec<usize>> = (0..=rank).map(|d| (0..d).collect()).collect();
+        let mut dim_sets: Vec<Vec<isize>> = (0..=rank).map(|d| (0..d).collect()).collect();
         dim_sets.extend((0..rank).map(|d| (d..rank).collect::<Vec<_>>()));
         if rank == 3 {
             dim_sets.push(vec![1]);

@@ -104,7 +104,7 @@ fn f32_result(
 }
 
 #[kernel(op = "sum_dim", key = CpuNaive)]
-fn sum_dim_naive(x: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
+fn sum_dim_naive(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
     const OP: &str = "sum_dim";
     let r = rules::reduction(OP, x.shape(), dims, keepdim)?;
     if let Some(sums) = contiguous_f32_sums(OP, x, &r)? {
@@ -116,7 +116,7 @@ fn sum_dim_naive(x: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
 }
 
 #[kernel(op = "mean_dim", key = CpuNaive)]
-fn mean_dim_naive(x: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
+fn mean_dim_naive(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
     const OP: &str = "mean_dim";
     rules::mean_dim(x.dtype())?;
     let r = rules::reduction(OP, x.shape(), dims, keepdim)?;
@@ -151,21 +151,21 @@ fn max_with_index<T: Element>(values: &mut dyn Iterator<Item = T>) -> (usize, T)
 }
 
 /// The reduction of `max_dim` and `argmax`: along one dimension, never an empty one.
-fn max_reduction(op: &'static str, x: &Tensor, dim: usize, keepdim: bool) -> Result<Reduction> {
+fn max_reduction(op: &'static str, x: &Tensor, dim: isize, keepdim: bool) -> Result<Reduction> {
     let r = rules::reduction(op, x.shape(), &[dim], keepdim)?;
     rules::nonempty_reduction(op, x.shape(), &r)?;
     Ok(r)
 }
 
 #[kernel(op = "max_dim", key = CpuNaive)]
-fn max_dim_naive(x: &Tensor, dim: usize, keepdim: bool) -> Result<Tensor> {
+fn max_dim_naive(x: &Tensor, dim: isize, keepdim: bool) -> Result<Tensor> {
     const OP: &str = "max_dim";
     let r = max_reduction(OP, x, dim, keepdim)?;
     with_element!(x.dtype(), T => reduce::<T, T>(OP, x, &r, |run| max_with_index(run).1))
 }
 
 #[kernel(op = "argmax", key = CpuNaive)]
-fn argmax_naive(x: &Tensor, dim: usize, keepdim: bool) -> Result<Tensor> {
+fn argmax_naive(x: &Tensor, dim: isize, keepdim: bool) -> Result<Tensor> {
     const OP: &str = "argmax";
     rules::argmax(x.dtype())?;
     let r = max_reduction(OP, x, dim, keepdim)?;

@@ -139,13 +139,15 @@ impl Input {
     /// The input: `base` (wherever it lives) viewed with the layout. The view ops serve every
     /// device, so the oracle and the backend see the same layout over their own storage.
     pub(crate) fn lay_out(&self, base: &Tensor) -> Result<Tensor> {
-        let rank = self.shape.len();
         match &self.layout {
             Layout::Contiguous => Ok(base.clone()),
-            Layout::Transposed => ops::try_transpose(base, rank - 2, rank - 1),
-            Layout::Strided => ops::try_slice(base, rank - 1, 0, 2 * self.shape[rank - 1], 2),
+            Layout::Transposed => ops::try_transpose(base, -2, -1),
+            Layout::Strided => ops::try_slice(base, -1, 0, isize::MAX, 2),
             Layout::Offset => ops::try_narrow(base, 0, 1, self.shape[0]),
-            Layout::Expanded(_) => ops::try_expand(base, &self.shape),
+            Layout::Expanded(_) => {
+                let shape: Vec<isize> = self.shape.iter().map(|&d| d as isize).collect();
+                ops::try_expand(base, &shape)
+            }
         }
     }
 }
@@ -306,7 +308,13 @@ pub(crate) fn cases(op: &str, plan: &Plan) -> Option<Vec<Case>> {
         "to" => to_cases(plan),
         _ => match super::nn_cases::nn_cases(op, plan) {
             Some(cases) => cases,
-            None => super::view_cases::view_cases(op)?,
+            None => match super::join_cases::join_cases(op, plan) {
+                Some(cases) => cases,
+                None => match super::keyword_cases::keyword_cases(op, plan) {
+                    Some(cases) => cases,
+                    None => super::view_cases::view_cases(op)?,
+                },
+            },
         },
     })
 }

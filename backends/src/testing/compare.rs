@@ -62,7 +62,7 @@ impl Tolerance {
                 epsilon: machine_epsilon(dtype),
             },
             // Accumulated in `f64`, as the oracle does, in another order.
-            "sum_dim" | "mean_dim" => Tolerance::Accumulated {
+            "sum_dim" | "mean_dim" | "sum_with" | "mean_with" => Tolerance::Accumulated {
                 ulps: 1,
                 epsilon: f64::EPSILON,
             },
@@ -73,11 +73,11 @@ impl Tolerance {
             },
             // Composites: `exp` (1 ulp) of exact differences, a sum in another order (1 ulp)
             // and a division (half an ulp) on each side.
-            "softmax" => Tolerance::Ulps(4),
+            "softmax" | "softmax_in" => Tolerance::Ulps(4),
             // A difference of terms that may cancel (`x − m` and `ln Σ`): each side's roundings
             // of `exp`, the sum and `ln` are a few epsilons of the terms (the cases' scale), the
             // subtraction and the mean an ulp of the result.
-            "log_softmax" | "cross_entropy" => Tolerance::Accumulated {
+            "log_softmax" | "log_softmax_in" | "cross_entropy" => Tolerance::Accumulated {
                 ulps: 2,
                 epsilon: 4.0 * machine_epsilon(dtype),
             },

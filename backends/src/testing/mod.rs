@@ -27,8 +27,9 @@
 //! broadcast pairs and pairs of two dtypes (promotion). The reductions along dimensions run on
 //! matrices and 3-d tensors along each dimension, several and none, over empty extents and the
 //! same layouts; `where` on three operands of those shapes and layouts and on broadcast triples;
-//! the factories (`full`, `arange`, `rand`, `randn`) on the edge shapes, `rand` and `randn`
-//! with several seeds and offsets (one that wraps the counter). The in-place ops (`add_` … `exp_`,
+//! `cat` and `stack` on inputs of several extents (one empty), each layout, negative dims and
+//! pairs of two dtypes; the factories (`full`, `arange`, `rand`, `randn`) on the edge shapes,
+//! `rand` and `randn` with several seeds and offsets (one that wraps the counter). The in-place ops (`add_` … `exp_`,
 //! `copy_`, `fill_`, `zero_`) run the same cases, their first input the destination; the
 //! result is the destination after the write. Floats include NaN, ±∞, ±0, subnormals
 //! and values that overflow the 16-bit types; integers their extremes (elementwise ops and
@@ -56,7 +57,7 @@
 //!
 //! | op | default | why |
 //! |---|---|---|
-//! | `add` `sub` `mul` `div` `neg` `relu`, `full`, `to_dtype`, `contiguous`, `to`, the view ops | [`Tolerance::Exact`]: bit for bit, `-0.0 ≠ 0.0`, any NaN matches any NaN | one IEEE operation (or a copy) per element |
+//! | `add` `sub` `mul` `div` `neg` `relu`, `full`, `to_dtype`, `contiguous`, `to`, the view ops, `cat`, `stack` | [`Tolerance::Exact`]: bit for bit, `-0.0 ≠ 0.0`, any NaN matches any NaN | one IEEE operation (or a copy) per element |
 //! | `exp` | [`Tolerance::Ulps`]`(1)` | the SIMD backend's promise (computed in `f64`, rounded once; the oracle calls the C library) |
 //! | `log`, `tanh`, `sigmoid`, `randn` | [`Tolerance::Ulps`]`(1)` | two results each within half an ulp (the oracle calls the C library or computes in `f64`) |
 //! | `sqrt`, comparisons, `where`, `max_dim`, `argmax`, `arange`, `rand` | [`Tolerance::Exact`] | one IEEE operation, a selection, or integer arithmetic per element |
@@ -74,6 +75,8 @@
 
 mod cases;
 mod compare;
+mod join_cases;
+mod keyword_cases;
 mod nn_cases;
 mod report;
 mod table;

@@ -52,8 +52,10 @@ pub(crate) fn nn_cases(op: &str, plan: &Plan) -> Option<Vec<Case>> {
 /// dimension, both and none; a 3-d tensor along inner, outer and split dimensions (given out of
 /// order); empty extents reduced and kept; a 0-d tensor; the large length; the non-contiguous
 /// layouts (transposed, strided, offset, expanded); many rows of a width past the widest lane.
-/// And two refusals: a dimension out of range and one given twice.
-fn reduction_inputs(plan: &Plan, dtype: DType, values: Values) -> Vec<(Input, Vec<usize>)> {
+/// Negative dimensions, counted from the end (`-1` the last, alone and beside a positive one).
+/// And refusals: a dimension out of range (past either end) and one given twice (also as `1` and
+/// `-1`).
+fn reduction_inputs(plan: &Plan, dtype: DType, values: Values) -> Vec<(Input, Vec<isize>)> {
     let wide = plan.wide();
     let input = |shape: &[usize], layout: Layout| Input::new(dtype, shape, layout, values, 1);
     let contiguous = |shape: &[usize]| input(shape, Layout::Contiguous);
@@ -79,9 +81,15 @@ fn reduction_inputs(plan: &Plan, dtype: DType, values: Values) -> Vec<(Input, Ve
         (input(&[9], Layout::Offset), vec![0]),
         (input(&[3, 5], Layout::Expanded(vec![1, 5])), vec![0]),
         (input(&[3, wide + 1], Layout::Expanded(vec![3, 1])), vec![1]),
+        (contiguous(&[3, 5]), vec![-1]),
+        (contiguous(&[2, 3, 4]), vec![-3]),
+        (contiguous(&[2, 3, 4]), vec![-1, 0]),
+        (input(&[wide + 1, 3], Layout::Transposed), vec![-2]),
         // Refused on both sides.
         (contiguous(&[3, 5]), vec![2]),
+        (contiguous(&[3, 5]), vec![-3]),
         (contiguous(&[3, 5]), vec![1, 1]),
+        (contiguous(&[3, 5]), vec![1, -1]),
     ]
 }
 
@@ -114,7 +122,7 @@ fn sum_dim_cases(plan: &Plan, mean: bool) -> Vec<Case> {
 
 /// Per element of the result, the error scale of its sum (`n · Σ|xᵢ|` over the `n` elements it
 /// reduces) or of its mean (`Σ|xᵢ|`), as `sum` and `mean` state theirs.
-fn reduction_scale(dims: Vec<usize>, mean: bool) -> Scale {
+pub(crate) fn reduction_scale(dims: Vec<isize>, mean: bool) -> Scale {
     Rc::new(move |xs: &[Tensor]| {
         let x = &xs[0];
         let r = rules::reduction("conformance kit", x.shape(), &dims, false)?;
@@ -191,6 +199,7 @@ fn softmax_cases(plan: &Plan, log: bool) -> Vec<Case> {
             let case = Case::new(op, vec![input], call).note(format!("dim {dim}"));
             cases.push(if log {
                 case.scale(Rc::new(move |xs: &[Tensor]| {
+                    let dim = switchyard::wrap_dim("log_softmax", dim, xs[0].shape())?;
                     log_softmax_scales(&xs[0].try_to_f64_vec()?, xs[0].shape(), dim)
                 }))
             } else {
@@ -204,7 +213,7 @@ fn softmax_cases(plan: &Plan, log: bool) -> Vec<Case> {
 /// Per element of `log_softmax(x, dim)`, the magnitude of the terms it is made of:
 /// `1 + |xᵢ − m| + |ln Σ exp(x − m)|` over its slice along `dim` (`m` the slice's maximum); an
 /// error of a few machine epsilons of that is a few roundings of `exp`, the sum and `ln`.
-fn log_softmax_scales(x: &[f64], shape: &[usize], dim: usize) -> Result<Vec<f64>> {
+pub(crate) fn log_softmax_scales(x: &[f64], shape: &[usize], dim: usize) -> Result<Vec<f64>> {
     let extent = shape.get(dim).copied().unwrap_or(1);
     let inner: usize = shape.get(dim + 1..).map_or(1, |s| s.iter().product());
     let mut scale = vec![0.0; x.len()];

@@ -80,7 +80,7 @@ fn reduce_rows(
 }
 
 #[kernel(op = "sum_dim", key = Wgpu, dtypes = "f32")]
-fn sum_dim_wgpu(x: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
+fn sum_dim_wgpu(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
     const OP: &str = "sum_dim";
     served(OP, &[x])?;
     let r = rules::reduction(OP, x.shape(), dims, keepdim)?;
@@ -92,7 +92,7 @@ fn sum_dim_wgpu(x: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
 }
 
 #[kernel(op = "mean_dim", key = Wgpu, dtypes = "f32")]
-fn mean_dim_wgpu(x: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
+fn mean_dim_wgpu(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
     const OP: &str = "mean_dim";
     served(OP, &[x])?;
     let r = rules::reduction(OP, x.shape(), dims, keepdim)?;
@@ -107,7 +107,7 @@ fn mean_dim_wgpu(x: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
 
 /// The reduction of `max_dim` and `argmax`: along one dimension, never an empty one (the CPU's
 /// rule and error).
-fn max_reduction(op: &'static str, x: &Tensor, dim: usize, keepdim: bool) -> Result<Reduction> {
+fn max_reduction(op: &'static str, x: &Tensor, dim: isize, keepdim: bool) -> Result<Reduction> {
     served(op, &[x])?;
     let r = rules::reduction(op, x.shape(), &[dim], keepdim)?;
     rules::nonempty_reduction(op, x.shape(), &r)?;
@@ -115,7 +115,7 @@ fn max_reduction(op: &'static str, x: &Tensor, dim: usize, keepdim: bool) -> Res
 }
 
 #[kernel(op = "max_dim", key = Wgpu, dtypes = "f32")]
-fn max_dim_wgpu(x: &Tensor, dim: usize, keepdim: bool) -> Result<Tensor> {
+fn max_dim_wgpu(x: &Tensor, dim: isize, keepdim: bool) -> Result<Tensor> {
     const OP: &str = "max_dim";
     let r = max_reduction(OP, x, dim, keepdim)?;
     reduce_rows(OP, x, &r, &shaders::MAX_ROWS, DType::F32, 1.0)
@@ -123,7 +123,7 @@ fn max_dim_wgpu(x: &Tensor, dim: usize, keepdim: bool) -> Result<Tensor> {
 
 /// The index as an `i64` (two 32-bit words on the GPU: see `storage.rs`).
 #[kernel(op = "argmax", key = Wgpu, dtypes = "f32")]
-fn argmax_wgpu(x: &Tensor, dim: usize, keepdim: bool) -> Result<Tensor> {
+fn argmax_wgpu(x: &Tensor, dim: isize, keepdim: bool) -> Result<Tensor> {
     const OP: &str = "argmax";
     let r = max_reduction(OP, x, dim, keepdim)?;
     reduce_rows(OP, x, &r, &shaders::ARGMAX_ROWS, DType::I64, 1.0)

@@ -11,8 +11,8 @@ use crate::autograd::meta::SavedTensor as Saved;
 use crate::autograd::record::{any_requires_grad, below, fit, info, record, run_below};
 use crate::ops::{
     self, add, contiguous, copy_, div, exp, expand, matmul, mean, mul, narrow, neg, permute, relu,
-    relu_backward, reshape, select, slice, squeeze, sub, sum, to, to_dtype, transpose, unsqueeze,
-    view,
+    relu_backward, reshape, select, slice, squeeze, squeeze_dims, sub, sum, to, to_dtype,
+    transpose, unsqueeze, view,
 };
 use crate::{Device, Tensor};
 
@@ -43,8 +43,8 @@ pub(super) fn saved(s: &Option<Saved>) -> Result<&Tensor> {
     }
 }
 
-/// The shape as `reshape` takes it.
-fn signed(shape: &[usize]) -> Vec<isize> {
+/// The shape as `reshape` and `expand` take it.
+pub(super) fn signed(shape: &[usize]) -> Vec<isize> {
     shape.iter().map(|&d| d as isize).collect()
 }
 
@@ -187,7 +187,7 @@ fn mean_autograd(keys: DispatchKeySet, x: &Tensor) -> Result<Tensor> {
 /// A 0-d gradient spread over `shape` (an expanded view, then contiguous: the next derivative
 /// may write nothing into it, but kernels read a contiguous gradient faster).
 fn spread(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
-    ops::try_contiguous(&ops::try_expand(g, shape)?)
+    ops::try_contiguous(&ops::try_expand(g, &signed(shape))?)
 }
 
 /// `t` with its last two dimensions swapped (a view).
@@ -302,15 +302,21 @@ fn reshape_autograd(keys: DispatchKeySet, x: &Tensor, shape: &[isize]) -> Result
 }
 
 #[kernel(op = "squeeze", key = Autograd)]
-fn squeeze_autograd(keys: DispatchKeySet, x: &Tensor, dim: Option<usize>) -> Result<Tensor> {
+fn squeeze_autograd(keys: DispatchKeySet, x: &Tensor, dim: Option<isize>) -> Result<Tensor> {
     let out = run_below(|| squeeze::redispatch(below(keys), x, dim))?;
     Ok(record("squeeze", &[x], out, reshape_back(x)))
 }
 
 #[kernel(op = "unsqueeze", key = Autograd)]
-fn unsqueeze_autograd(keys: DispatchKeySet, x: &Tensor, dim: usize) -> Result<Tensor> {
+fn unsqueeze_autograd(keys: DispatchKeySet, x: &Tensor, dim: isize) -> Result<Tensor> {
     let out = run_below(|| unsqueeze::redispatch(below(keys), x, dim))?;
     Ok(record("unsqueeze", &[x], out, reshape_back(x)))
+}
+
+#[kernel(op = "squeeze_dims", key = Autograd)]
+fn squeeze_dims_autograd(keys: DispatchKeySet, x: &Tensor, dims: &[isize]) -> Result<Tensor> {
+    let out = run_below(|| squeeze_dims::redispatch(below(keys), x, dims))?;
+    Ok(record("squeeze_dims", &[x], out, reshape_back(x)))
 }
 
 /// The derivative of an op that only reshapes: the gradient reshaped to the input's shape.
@@ -327,7 +333,7 @@ fn reshape_back(
 }
 
 #[kernel(op = "transpose", key = Autograd)]
-fn transpose_autograd(keys: DispatchKeySet, x: &Tensor, d0: usize, d1: usize) -> Result<Tensor> {
+fn transpose_autograd(keys: DispatchKeySet, x: &Tensor, d0: isize, d1: isize) -> Result<Tensor> {
     let out = run_below(|| transpose::redispatch(below(keys), x, d0, d1))?;
     Ok(record("transpose", &[x], out, move |g| {
         Ok(vec![Some(ops::try_transpose(g, d0, d1)?)])
@@ -335,12 +341,15 @@ fn transpose_autograd(keys: DispatchKeySet, x: &Tensor, d0: usize, d1: usize) ->
 }
 
 #[kernel(op = "permute", key = Autograd)]
-fn permute_autograd(keys: DispatchKeySet, x: &Tensor, dims: &[usize]) -> Result<Tensor> {
+fn permute_autograd(keys: DispatchKeySet, x: &Tensor, dims: &[isize]) -> Result<Tensor> {
     let out = run_below(|| permute::redispatch(below(keys), x, dims))?;
     // The inverse permutation: dimension `dims[i]` of the input is dimension `i` of the output.
     let mut inverse = vec![0; dims.len()];
-    for (i, &d) in dims.iter().enumerate() {
-        inverse[d] = i;
+    for (i, d) in crate::view::permutation("permute", x, dims)?
+        .into_iter()
+        .enumerate()
+    {
+        inverse[d] = i as isize;
     }
     Ok(record("permute", &[x], out, move |g| {
         Ok(vec![Some(ops::try_permute(g, &inverse)?)])
@@ -348,7 +357,7 @@ fn permute_autograd(keys: DispatchKeySet, x: &Tensor, dims: &[usize]) -> Result<
 }
 
 #[kernel(op = "expand", key = Autograd)]
-fn expand_autograd(keys: DispatchKeySet, x: &Tensor, shape: &[usize]) -> Result<Tensor> {
+fn expand_autograd(keys: DispatchKeySet, x: &Tensor, shape: &[isize]) -> Result<Tensor> {
     let out = run_below(|| expand::redispatch(below(keys), x, shape))?;
     let xi = info(x);
     Ok(record("expand", &[x], out, move |g| {
@@ -360,8 +369,8 @@ fn expand_autograd(keys: DispatchKeySet, x: &Tensor, shape: &[usize]) -> Result<
 fn narrow_autograd(
     keys: DispatchKeySet,
     x: &Tensor,
-    dim: usize,
-    start: usize,
+    dim: isize,
+    start: isize,
     len: usize,
 ) -> Result<Tensor> {
     let out = run_below(|| narrow::redispatch(below(keys), x, dim, start, len))?;
@@ -377,9 +386,9 @@ fn narrow_autograd(
 fn slice_autograd(
     keys: DispatchKeySet,
     x: &Tensor,
-    dim: usize,
-    start: usize,
-    end: usize,
+    dim: isize,
+    start: isize,
+    end: isize,
     step: usize,
 ) -> Result<Tensor> {
     let out = run_below(|| slice::redispatch(below(keys), x, dim, start, end, step))?;
@@ -392,7 +401,7 @@ fn slice_autograd(
 }
 
 #[kernel(op = "select", key = Autograd)]
-fn select_autograd(keys: DispatchKeySet, x: &Tensor, dim: usize, index: usize) -> Result<Tensor> {
+fn select_autograd(keys: DispatchKeySet, x: &Tensor, dim: isize, index: isize) -> Result<Tensor> {
     let out = run_below(|| select::redispatch(below(keys), x, dim, index))?;
     let xi = info(x);
     Ok(record("select", &[x], out, move |g| {

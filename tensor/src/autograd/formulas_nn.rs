@@ -7,13 +7,14 @@
 use switchyard::{DType, DispatchError, DispatchKeySet, kernel};
 
 use crate::Tensor;
-use crate::autograd::formulas::{save_if, saved};
+use crate::autograd::formulas::{save_if, saved, signed};
 use crate::autograd::meta::SavedTensor as Saved;
 use crate::autograd::record::{below, fit, info, record, run_below};
 use crate::ops::{
     self, argmax, eq, ge, gt, le, log, lt, max_dim, mean_dim, ne, sigmoid, sqrt, sum_dim, tanh,
     where_cond,
 };
+use crate::shape::{wrap_dim, wrap_dims};
 
 type Result<T> = std::result::Result<T, DispatchError>;
 
@@ -75,21 +76,21 @@ fn spread_over(g: &Tensor, dims: &[usize], keepdim: bool, shape: &[usize]) -> Re
         let mut sorted = dims.to_vec();
         sorted.sort_unstable();
         for &d in &sorted {
-            g = ops::try_unsqueeze(&g, d)?;
+            g = ops::try_unsqueeze(&g, d as isize)?;
         }
     }
-    ops::try_contiguous(&ops::try_expand(&g, shape)?)
+    ops::try_contiguous(&ops::try_expand(&g, &signed(shape))?)
 }
 
 #[kernel(op = "sum_dim", key = Autograd)]
 fn sum_dim_autograd(
     keys: DispatchKeySet,
     x: &Tensor,
-    dims: &[usize],
+    dims: &[isize],
     keepdim: bool,
 ) -> Result<Tensor> {
     let out = run_below(|| sum_dim::redispatch(below(keys), x, dims, keepdim))?;
-    let (xi, dims) = (info(x), dims.to_vec());
+    let (xi, dims) = (info(x), wrap_dims("sum_dim", dims, x.shape())?);
     Ok(record("sum_dim", &[x], out, move |g| {
         Ok(vec![Some(fit(
             spread_over(g, &dims, keepdim, &xi.shape)?,
@@ -102,11 +103,11 @@ fn sum_dim_autograd(
 fn mean_dim_autograd(
     keys: DispatchKeySet,
     x: &Tensor,
-    dims: &[usize],
+    dims: &[isize],
     keepdim: bool,
 ) -> Result<Tensor> {
     let out = run_below(|| mean_dim::redispatch(below(keys), x, dims, keepdim))?;
-    let (xi, dims) = (info(x), dims.to_vec());
+    let (xi, dims) = (info(x), wrap_dims("mean_dim", dims, x.shape())?);
     let count: usize = dims.iter().map(|&d| x.shape()[d]).product();
     Ok(record("mean_dim", &[x], out, move |g| {
         let g = ops::try_div(g, &scalar(count as f64, g)?)?;
@@ -118,13 +119,14 @@ fn mean_dim_autograd(
 }
 
 #[kernel(op = "max_dim", key = Autograd)]
-fn max_dim_autograd(keys: DispatchKeySet, x: &Tensor, dim: usize, keepdim: bool) -> Result<Tensor> {
+fn max_dim_autograd(keys: DispatchKeySet, x: &Tensor, dim: isize, keepdim: bool) -> Result<Tensor> {
     let out = run_below(|| max_dim::redispatch(below(keys), x, dim, keepdim))?;
+    let dim = wrap_dim("max_dim", dim, x.shape())?;
     let (xi, sx) = (info(x), save_if(x.requires_grad(), "max_dim", x)?);
     Ok(record("max_dim", &[x], out, move |g| {
         // The gradient goes to the first maximum along `dim` (as `argmax` picks it).
         let x = saved(&sx)?;
-        let at = ops::try_argmax(x, dim, true)?;
+        let at = ops::try_argmax(x, dim as isize, true)?;
         let extent = xi.shape[dim];
         let mut position_shape = vec![1isize; xi.shape.len()];
         position_shape[dim] = extent as isize;
@@ -136,7 +138,7 @@ fn max_dim_autograd(keys: DispatchKeySet, x: &Tensor, dim: usize, keepdim: bool)
         let g = if keepdim {
             g.clone()
         } else {
-            ops::try_unsqueeze(g, dim)?
+            ops::try_unsqueeze(g, dim as isize)?
         };
         Ok(vec![Some(fit(ops::try_mul(&mask, &g)?, &xi)?)])
     }))
@@ -177,7 +179,7 @@ macro_rules! no_gradient {
 }
 
 no_gradient! {
-    argmax_autograd: "argmax" / argmax(x: &Tensor, dim: usize, keepdim: bool);
+    argmax_autograd: "argmax" / argmax(x: &Tensor, dim: isize, keepdim: bool);
     eq_autograd: "eq" / eq(x: &Tensor, y: &Tensor);
     ne_autograd: "ne" / ne(x: &Tensor, y: &Tensor);
     lt_autograd: "lt" / lt(x: &Tensor, y: &Tensor);

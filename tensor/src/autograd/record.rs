@@ -129,8 +129,9 @@ pub fn sum_to(grad: Tensor, shape: &[usize]) -> Result<Tensor> {
             ),
         ));
     };
-    let dims: Vec<usize> = (0..grad.dim())
+    let dims: Vec<isize> = (0..grad.dim())
         .filter(|&d| d < lead || (shape[d - lead] == 1 && grad.shape()[d] != 1))
+        .map(|d| d as isize)
         .collect();
     let summed = if dims.is_empty() {
         grad
