@@ -117,10 +117,10 @@ pub fn batched(
         return ops::try_reshape(&product(&xb, &yb)?, &out_dims);
     }
     if x.device() != Device::Cpu {
-        let rank = xb.dim();
-        let x4 = ops::try_unsqueeze(&xb, rank)?;
-        let y4 = ops::try_unsqueeze(&yb, rank - 2)?;
-        let summed = ops::try_sum_dim(&ops::try_mul(&x4, &y4)?, &[rank - 1], false)?;
+        // x `[.., m, k, 1]` times y `[.., 1, k, n]`, summed over `k`.
+        let x4 = ops::try_unsqueeze(&xb, -1)?;
+        let y4 = ops::try_unsqueeze(&yb, -3)?;
+        let summed = ops::try_sum_dim(&ops::try_mul(&x4, &y4)?, &[-2], false)?;
         return ops::try_reshape(&summed, &out_dims);
     }
     let (m, n) = (shapes.m, shapes.n);

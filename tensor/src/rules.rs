@@ -51,7 +51,8 @@ fn combine_categories(higher: DType, lower: DType) -> DType {
     let rank = |d: DType| match d.kind() {
         DTypeKind::Bool => 0,
         DTypeKind::Int => 1,
-        DTypeKind::Float => 2,
+        // `Other` is a user dtype's kind; a `DType` is always built in, so it never shows here.
+        DTypeKind::Float | DTypeKind::Other => 2,
     };
     if rank(lower) > rank(higher) {
         DType::promote(higher, lower)

@@ -192,8 +192,7 @@ fn spread(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
 
 /// `t` with its last two dimensions swapped (a view).
 fn last_two_swapped(t: &Tensor) -> Result<Tensor> {
-    let r = t.dim();
-    ops::try_transpose(t, r - 2, r - 1)
+    ops::try_transpose(t, -2, -1)
 }
 
 /// `matmul`'s gradient `g` with the extent-1 dimensions a 1-D operand's product dropped put
@@ -201,12 +200,12 @@ fn last_two_swapped(t: &Tensor) -> Result<Tensor> {
 fn matrices_of(g: &Tensor, x_row: bool, y_col: bool) -> Result<Tensor> {
     let g = if x_row {
         let at = g.dim().saturating_sub(usize::from(!y_col));
-        ops::try_unsqueeze(g, at)?
+        ops::try_unsqueeze(g, at as isize)?
     } else {
         g.clone()
     };
     if y_col {
-        ops::try_unsqueeze(&g, g.dim())
+        ops::try_unsqueeze(&g, g.dim() as isize)
     } else {
         Ok(g)
     }
@@ -234,7 +233,7 @@ fn matmul_autograd(keys: DispatchKeySet, x: &Tensor, y: &Tensor) -> Result<Tenso
                 };
                 let dx = ops::try_matmul(&g, &last_two_swapped(&y)?)?;
                 let dx = if x_row {
-                    ops::try_squeeze(&dx, Some(dx.dim() - 2))?
+                    ops::try_squeeze(&dx, Some(-2))?
                 } else {
                     dx
                 };
@@ -249,7 +248,7 @@ fn matmul_autograd(keys: DispatchKeySet, x: &Tensor, y: &Tensor) -> Result<Tenso
                 };
                 let dy = ops::try_matmul(&last_two_swapped(&x)?, &g)?;
                 let dy = if y_col {
-                    ops::try_squeeze(&dy, Some(dy.dim() - 1))?
+                    ops::try_squeeze(&dy, Some(-1))?
                 } else {
                     dy
                 };
