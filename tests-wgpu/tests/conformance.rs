@@ -21,10 +21,11 @@ use switchyard_tests_wgpu::{RANDN_ULPS, WGPU_KERNEL_OPS, gpu_or_skip};
 /// - `sigmoid`: `e^x/(1 + e^x)` below 0 carries `exp`'s `3 + 2·4` ulp, plus a division's 2.5 and a
 ///   sum's rounding: 14 ulp;
 /// - `randn`: [`RANDN_ULPS`] (its cases also carry a scale of 1);
-/// - `softmax` (a composite of the GPU's ops): `exp`'s `3 + 2·4` ulp, the division's 3, and the
-///   relative error of the `f32` tree sum it divides by (≤ ⌈log₂ n⌉ ulp, 17 for the kit's
-///   100,003 elements): 32 ulp;
-/// - reductions (`sum`, `mean`, `sum_dim`, `mean_dim`) accumulate in `f32`.
+/// - `softmax` and `softmax_in` (composites of the GPU's ops): `exp`'s `3 + 2·4` ulp, the
+///   division's 3, and the relative error of the `f32` tree sum it divides by (≤ ⌈log₂ n⌉ ulp,
+///   17 for the kit's 100,003 elements): 32 ulp;
+/// - reductions (`sum`, `mean`, `sum_dim`, `mean_dim`, `sum_with`, `mean_with`) accumulate in
+///   `f32`.
 ///
 /// Comparisons, `where`, `max_dim`, `argmax`, `arange` and `rand` are exact, as the kit's defaults
 /// say: they select or compare bits, or compute integers. (Mesa's lavapipe divides exactly, is 2
@@ -53,10 +54,13 @@ fn wgpu_conformance() -> Conformance {
         .tolerance("sigmoid", f32_only, Tolerance::Ulps(14))
         .tolerance("randn", f32_only, Tolerance::Ulps(RANDN_ULPS))
         .tolerance("softmax", f32_only, Tolerance::Ulps(3 + 2 * 4 + 3 + 17))
+        .tolerance("softmax_in", f32_only, Tolerance::Ulps(3 + 2 * 4 + 3 + 17))
         .tolerance("sum", f32_only, in_f32)
         .tolerance("mean", f32_only, in_f32)
         .tolerance("sum_dim", f32_only, in_f32)
         .tolerance("mean_dim", f32_only, in_f32)
+        .tolerance("sum_with", f32_only, in_f32)
+        .tolerance("mean_with", f32_only, in_f32)
 }
 
 #[test]
