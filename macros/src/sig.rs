@@ -129,6 +129,39 @@ pub fn returns_result(output: &ReturnType) -> bool {
     }
 }
 
+/// Whether the return type is spelled `…Result<T, E>` with `E` not spelled `…DispatchError`: a
+/// kernel with its own error type, converted in its adapter. (`switchyard::Result<T>` and
+/// `Result<T, DispatchError>` keep the direct path, which a redispatching layer measures.)
+pub fn returns_own_error(output: &ReturnType) -> bool {
+    let ReturnType::Type(_, ty) = output else {
+        return false;
+    };
+    let Type::Path(p) = &**ty else { return false };
+    let Some(last) = p.path.segments.last() else {
+        return false;
+    };
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return false;
+    };
+    let types: Vec<&Type> = args
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    match types.as_slice() {
+        [_, Type::Path(error)] => !error
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "DispatchError"),
+        [_, _] => true,
+        _ => false,
+    }
+}
+
 /// Whether the first parameter's type is spelled `…DispatchKeySet`: such a kernel receives the
 /// call's keys, to redispatch below its own key.
 pub fn takes_keys_first(sig: &Signature) -> bool {

@@ -81,30 +81,38 @@ pub fn registration(function: &ItemFn, attr: &KernelAttr, op: &OpRef, key: &KeyR
     };
     let location = location(&private, ident.span());
     // The signature this kernel is checked against, its trait, and its adapter to `KernelFn`. A
-    // kernel returning `Result` is checked against `Result<T, E>` for the `E` it names (its error
+    // kernel returning `Result<T, E>` with its own `E` is checked against that `E` (its error
     // becomes a `DispatchError` in the adapter, naming op and key).
     let keyed = sig::takes_keys_first(&function.sig);
     let fallible = sig::returns_result(&function.sig.output);
-    let (signature, kernel_trait, lift) = match (keyed, fallible) {
-        (false, false) => (quote!(Signature), quote!(__Kernel), quote!(__lift)),
-        (false, true) => (
+    let own_error = fallible && sig::returns_own_error(&function.sig.output);
+    let (signature, kernel_trait, lift) = match (keyed, fallible, own_error) {
+        (false, false, _) => (quote!(Signature), quote!(__Kernel), Some(quote!(__lift))),
+        (false, true, false) => (
+            quote!(FallibleSignature),
+            quote!(__FallibleKernel),
+            Some(quote!(__lift_fallible)),
+        ),
+        (false, true, true) => (
             quote!(__AnyErrorSignature),
             quote!(__AnyErrorKernel),
-            quote!(__lift_any),
+            Some(quote!(__lift_any)),
         ),
-        (true, false) => (
+        (true, false, _) => (
             quote!(KeyedSignature),
             quote!(__KeyedKernel),
-            quote!(__lift_keyed),
+            Some(quote!(__lift_keyed)),
         ),
-        (true, true) => (
+        // Already in the table's form.
+        (true, true, false) => (quote!(KernelFn), quote!(__KeyedFallibleKernel), None),
+        (true, true, true) => (
             quote!(__KeyedAnyErrorSignature),
             quote!(__KeyedAnyErrorKernel),
-            quote!(__lift_keyed_any),
+            Some(quote!(__lift_keyed_any)),
         ),
     };
     let (error_items, signature_ty) = match &function.sig.output {
-        ReturnType::Type(_, output) if fallible => {
+        ReturnType::Type(_, output) if own_error => {
             let span = output.span();
             let error = quote_spanned!(span=> <#output as #private::KernelReturn>::Error);
             (
@@ -117,10 +125,18 @@ pub fn registration(function: &ItemFn, attr: &KernelAttr, op: &OpRef, key: &KeyR
         }
         _ => (TokenStream::new(), quote!(__SwitchyardOpSignature)),
     };
-    let (lift_import, adapted) = (
-        quote!(#lift as __switchyard_lift,),
-        quote!(__switchyard_lift::<__SwitchyardKernel>),
-    );
+    // Every name this block declares is mangled: the block also holds the `#[target_feature]`
+    // entry, whose types are the user's and must not resolve to these.
+    let (lift_import, adapted) = match lift {
+        Some(lift) => (
+            quote!(#lift as __switchyard_lift,),
+            quote!(__switchyard_lift::<__SwitchyardKernel>),
+        ),
+        None => (
+            quote!(),
+            quote!(<__SwitchyardKernel as __SwitchyardOpKernel>::KERNEL),
+        ),
+    };
     let meta = quote!(#private::KernelMeta {
         name: #name,
         location: #location,
