@@ -38,7 +38,6 @@ mod dtype;
 mod error;
 mod family;
 mod handle;
-mod kernel_error;
 mod key;
 #[cfg(test)]
 mod layering;
@@ -70,7 +69,7 @@ pub use dtype::{
 pub use error::{DispatchError, ErrorKind, Location};
 pub use family::{DeviceName, device_name, families, family_name, family_of};
 pub use handle::{call_boxed, dump, find_op, op_named, ops};
-pub use kernel_error::KernelSource;
+pub use error::KernelSource;
 pub use key::{DispatchKey, DispatchKeySet, KeyGroup, NUM_KEYS};
 pub use local::{KeyGuard, LocalKeys, exclude, include, local_keys, with_excluded};
 pub use modes::{profile, trace};

@@ -15,7 +15,7 @@ pub use crate::dtype::UserDType;
 pub use crate::error::{DispatchError, ErrorKind, Location, derivative_kernel};
 pub use crate::family::SWITCHYARD_DEVICE_NAMES as DEVICE_NAMES;
 pub use crate::handle::compute_table_uncached;
-pub use crate::kernel_error::kernel_result;
+pub use crate::error::kernel_result;
 pub use crate::key::{DispatchKey, DispatchKeySet};
 pub use crate::origin::KernelMeta;
 pub use crate::registration::Registration;

@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::alias::KernelKey;
-use crate::error::{DispatchError, ErrorKind};
+use super::{DispatchError, ErrorKind};
 
 /// The error a kernel returned, shared so that [`DispatchError`] stays `Clone`; read it with
 /// [`KernelSource::error`] or through [`std::error::Error::source`] and `downcast_ref`.

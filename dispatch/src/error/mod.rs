@@ -1,10 +1,15 @@
-//! The one error type of dispatch and of kernels.
+//! The one error type of dispatch and of kernels; `kernel.rs` adapts a kernel's own error type
+//! to it (in this module's layer, because `ErrorKind::KernelFailed` holds its `KernelSource`).
+
+mod kernel;
 
 use std::fmt;
 
 use crate::dtype::{ColumnSet, DTypeColumn};
 use crate::dtype::{UserDType, UserDTypeDecl};
 use crate::key::{DispatchKey, DispatchKeySet};
+
+pub use kernel::{KernelSource, kernel_result};
 
 /// Where something was written: the module path (which starts with the crate name), file and line.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
@@ -178,7 +183,7 @@ pub enum ErrorKind {
         /// The key the failing kernel was registered at (`CompositeImplicit` for an op's body).
         key: crate::KernelKey,
         /// The kernel's error.
-        source: crate::kernel_error::KernelSource,
+        source: kernel::KernelSource,
     },
     /// An element count or byte size that does not fit: the product of a shape (or an output's
     /// `m·n`) beyond `usize::MAX`, or its byte size beyond `isize::MAX`, the largest allocation.
