@@ -50,7 +50,7 @@ pub enum OperandValue {
     Number(Scalar),
 }
 
-/// An operand of [`where_scalar`](crate::ops::where_scalar): a tensor (`&Tensor` or `Tensor`) or
+/// An operand of [`where_scalar`]: a tensor (`&Tensor` or `Tensor`) or
 /// a [`Number`].
 pub trait Operand {
     /// The tensor, or the number's value.

@@ -436,9 +436,9 @@ fn matmul_is_within_tolerance_of_naive() {
                 }
             }
         }
-        let error = run(&Tensor::vector(&[1.0]), &Tensor::vector(&[1.0]))
-            .unwrap_err()
-            .to_string();
-        assert!(error.contains("expected [m, k] and [k, n]"), "{error}");
+        // Contracted extents that differ (1-D operands are products too, since PyTorch's forms).
+        let x = Tensor::from_vec::<f32>(vec![1.0; 6], &[2, 3]).unwrap();
+        let error = run(&x, &x).unwrap_err().to_string();
+        assert!(error.contains("got [2, 3] and [2, 3]"), "{error}");
     }
 }
