@@ -63,6 +63,7 @@ use crate::{Device, Tensor};
 pub use crate::cross_entropy::{
     CrossEntropyOptions, LossReduction, cross_entropy_with, try_cross_entropy_with,
 };
+pub use crate::div_rounded::{Rounding, div_rounded, try_div_rounded};
 pub use crate::grad_ops::*;
 pub use crate::join::*;
 pub use crate::nn_composites::*;
