@@ -6,7 +6,7 @@ use switchyard::{DispatchArg, DispatchKeySet, op};
 
 use crate::Tensor;
 
-/// How [`div_rounded`] rounds the quotient.
+/// How [`div_rounded`](fn@div_rounded) rounds the quotient.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Rounding {
     /// Toward zero, as C's integer division (`rounding_mode="trunc"`): `-7 / 2 = -3`.
