@@ -22,7 +22,6 @@
 //! | operators with a number (`&x * 2`) | `f64` and `i64` numbers only (`ops::mul_scalar` takes every [`operand::Number`]) | any Python number | a literal needs one impl per kind to infer its type |
 //! | numbers in op calls | `ops::add_scalar(&x, 2.0)`, not `ops::add(&x, 2.0)` | `torch.add(x, 2.0)` | an op has one signature (ATen's `add.Scalar` is a separate overload too) |
 //! | `add_alpha`, `sub_alpha` | `alpha · y` rounded, then the sum | one fused multiply-add on the CPU | made of `mul` and `add`, on every backend that serves them |
-//! | `div` with a rounding mode | not provided: `div` is true division only | `rounding_mode="trunc"`/`"floor"` | not built yet: needs `trunc`/`floor` kernels |
 //! | `relu_backward`'s body on a device without its kernel | `le` and `where`: `out` gets no gradient (none, not zeros) | zeros | the body is made of standard ops; the values of `grad`'s gradient are the same |
 
 #![deny(unsafe_code)]
@@ -39,6 +38,7 @@ mod arg;
 pub mod autograd;
 mod cross_entropy;
 mod device;
+mod div_rounded;
 mod element;
 mod grad_ops;
 mod inplace;

@@ -5,7 +5,8 @@
 //! **Elementwise binary ops** broadcast (NumPy's rules) and promote (PyTorch's: the result of
 //! `add(i32, f32)` is `f32`, and a 0-d operand does not raise the dtype within its category:
 //! `f32[3] + f64 0-d` is `f32`; see [`rules::result_type`](crate::rules::result_type)); `div`
-//! of two integer tensors is true division and gives `f32`. A Rust number is an operand too
+//! of two integer tensors is true division and gives `f32` ([`div_rounded`](fn@div_rounded) takes
+//! PyTorch's rounding modes, [`Rounding`], and keeps integers integer). A Rust number is an operand too
 //! (`&x + 1.5`, [`add_scalar`], [`where_scalar`]; see [`crate::operand`]). Incompatible shapes are a
 //! [`switchyard::DispatchError`] naming both, never a panic inside a loop.
 //!
@@ -63,6 +64,7 @@ use crate::{Device, Tensor};
 pub use crate::cross_entropy::{
     CrossEntropyOptions, LossReduction, cross_entropy_with, try_cross_entropy_with,
 };
+pub use crate::div_rounded::{Rounding, div_rounded, try_div_rounded};
 pub use crate::grad_ops::*;
 pub use crate::join::*;
 pub use crate::nn_composites::*;

@@ -63,7 +63,8 @@ fn combine_categories(higher: DType, lower: DType) -> DType {
 
 /// The dtype `add`, `sub`, `mul`, `div` compute in and return for operands `x` and `y`:
 /// [`result_type`] (PyTorch's rules, 0-d operands included); `div` of non-floats is true
-/// division in `f32`; `sub` with a `bool` operand is refused, as in PyTorch.
+/// division in `f32`; `sub` with a `bool` operand is refused, as in PyTorch; so is
+/// `div_rounded` of two `bool` operands (it keeps the promoted dtype otherwise).
 pub fn binary(op: &'static str, x: &Tensor, y: &Tensor) -> Result<DType> {
     binary_dtypes(op, x.dtype(), y.dtype(), result_type(&[x, y]))
 }
@@ -85,6 +86,11 @@ fn binary_dtypes(op: &'static str, a: DType, b: DType, promoted: DType) -> Resul
             "use logical xor (`ne`) to invert a mask, or convert with `to_dtype` first",
         )),
         "div" if !promoted.is_float() => Ok(DType::F32),
+        "div_rounded" if promoted == DType::Bool => Err(refuse(
+            op,
+            &format!("two bool operands ({a}, {b})"),
+            "convert with `to_dtype` first",
+        )),
         _ => Ok(promoted),
     }
 }

@@ -618,6 +618,24 @@ fn cases() -> Vec<Case> {
             |t| ops::try_log_softmax(&t[0], 0),
             vec![vec![3, 2]],
         ),
+        // Divisors in [2, 4] and dividends at least 0.1 from 0: quotients in ±[0.025, 0.5],
+        // where a rounded quotient is constant (0 or -1) and its gradient zero.
+        (
+            "div_rounded",
+            |t| {
+                let y = ops::try_add_scalar(&t[1], 3.0)?;
+                ops::try_div_rounded(&t[0], &y, ops::Rounding::Floor)
+            },
+            vec![vec![3, 4], vec![4]],
+        ),
+        (
+            "div_rounded",
+            |t| {
+                let y = ops::try_add_scalar(&t[1], 3.0)?;
+                ops::try_div_rounded(&t[0], &y, ops::Rounding::Trunc)
+            },
+            vec![vec![3, 4], vec![4]],
+        ),
         (
             "cross_entropy",
             |t| {

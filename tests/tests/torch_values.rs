@@ -1,9 +1,10 @@
 //! Where the standard ops say they answer as PyTorch does, PyTorch's answers: each expected value
 //! below was computed with PyTorch 2.x and is held here as data (the tests do not need PyTorch).
 //! The 0-d promotion rule, `relu`'s gradient at NaN, the refusals of `bool − x` and `argmax` of
-//! `bool`, and `matmul` overflowing to IEEE infinity on the naive backend (the oracle).
+//! `bool`, `matmul` overflowing to IEEE infinity on the naive backend (the oracle), and `div`
+//! with a rounding mode.
 
-use switchyard::ops::{self, matmul};
+use switchyard::ops::{self, Rounding, div_rounded, matmul};
 use switchyard::{DType, DispatchKeySet, Tensor};
 use switchyard_backends as _; // links the CPU kernels
 
@@ -179,5 +180,131 @@ fn matmul_overflows_to_infinity_on_every_cpu_backend() {
         let naive = matmul::redispatch(DispatchKeySet::CPU_NAIVE, &x, &y).unwrap();
         assert_eq!(naive.to_vec::<f32>(), [want], "naive");
         assert_eq!(ops::matmul(&x, &y).to_vec::<f32>(), [want], "dispatched");
+    }
+}
+
+/// Equal values with equal signs (`-0.0` is not `0.0`), NaN matching any NaN (its payload and
+/// sign are the hardware's).
+fn same_bits(got: &[f32], want: &[f32]) -> bool {
+    let same = |g: &f32, w: &f32| (g.is_nan() && w.is_nan()) || g.to_bits() == w.to_bits();
+    got.len() == want.len() && got.iter().zip(want).all(|(g, w)| same(g, w))
+}
+
+// x = torch.tensor([7, -7, 7, -7, 0, 1]); y = torch.tensor([2, 2, -2, -2, 3, -3])
+// torch.div(x, y, rounding_mode="trunc") -> tensor([ 3, -3, -3,  3,  0,  0])
+// torch.div(x, y, rounding_mode="floor") -> tensor([ 3, -4, -4,  3,  0, -1])
+// torch.div(torch.tensor([7, 200], dtype=torch.uint8), torch.tensor(2), rounding_mode="floor")
+//   -> tensor([  3, 100], dtype=torch.uint8)
+// torch.div(torch.tensor([1, 2]), torch.tensor([0, 1]), rounding_mode="trunc")
+//   -> ZeroDivisionError
+#[test]
+fn div_rounded_keeps_integers_integer() {
+    let x = Tensor::from_vec(vec![7i64, -7, 7, -7, 0, 1], &[6]).unwrap();
+    let y = Tensor::from_vec(vec![2i64, 2, -2, -2, 3, -3], &[6]).unwrap();
+    let trunc = ops::div_rounded(&x, &y, Rounding::Trunc);
+    assert_eq!(trunc.dtype(), DType::I64);
+    assert_eq!(trunc.to_vec::<i64>(), [3, -3, -3, 3, 0, 0]);
+    let floor = ops::div_rounded(&x, &y, Rounding::Floor);
+    assert_eq!(floor.to_vec::<i64>(), [3, -4, -4, 3, 0, -1]);
+    let naive =
+        div_rounded::redispatch(DispatchKeySet::CPU_NAIVE, &x, &y, Rounding::Floor).unwrap();
+    assert_eq!(naive.to_vec::<i64>(), [3, -4, -4, 3, 0, -1]);
+
+    let bytes = Tensor::from_vec(vec![7u8, 200], &[2]).unwrap();
+    let r = ops::div_rounded(&bytes, &zero_dim(2i64), Rounding::Floor);
+    assert_eq!((r.dtype(), r.to_vec::<u8>()), (DType::U8, vec![3, 100]));
+
+    let zero = Tensor::from_vec(vec![0i64, 1], &[2]).unwrap();
+    let error = ops::try_div_rounded(&x.narrow(0, 0, 2), &zero, Rounding::Trunc)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("div_rounded") && error.contains("i64") && error.contains("[2]"),
+        "{error}"
+    );
+    let flags = Tensor::from_vec(vec![true], &[1]).unwrap();
+    let error = ops::try_div_rounded(&flags, &flags, Rounding::Floor)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("div_rounded") && error.contains("bool"),
+        "{error}"
+    );
+}
+
+// inf, nan = float("inf"), float("nan")
+// x = torch.tensor([7.5, -7.5, 0., -0., 1., -1., inf, nan, 5., -5., 1., 0.])
+// y = torch.tensor([2., 2., -3., 3., 0., 0., 2., 1., inf, inf, -3., 0.])
+// torch.div(x, y, rounding_mode="trunc")
+//   -> tensor([3., -3., -0., -0., inf, -inf, inf, nan, 0., -0., -0., nan])
+// torch.div(x, y, rounding_mode="floor")
+//   -> tensor([3., -4., -0., -0., inf, -inf, nan, nan, 0., -1., -1., nan])
+// torch.div(torch.tensor([7, -7]), torch.tensor([2.]), rounding_mode="floor")
+//   -> tensor([ 3., -4.]) (float32)
+// torch.div(torch.tensor([7.5]), torch.tensor(2., dtype=torch.float64), rounding_mode="trunc")
+//   -> tensor([3.]) (float32: the 0-d rule)
+#[test]
+fn div_rounded_of_floats_rounds_as_pytorch() {
+    let inf = f32::INFINITY;
+    let x = [
+        7.5,
+        -7.5,
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        inf,
+        f32::NAN,
+        5.0,
+        -5.0,
+        1.0,
+        0.0,
+    ];
+    let y = [2.0, 2.0, -3.0, 3.0, 0.0, 0.0, 2.0, 1.0, inf, inf, -3.0, 0.0];
+    let (x, y) = (f32s(&x, &[12]), f32s(&y, &[12]));
+    let nan = f32::NAN;
+    let want_trunc = [
+        3.0, -3.0, -0.0, -0.0, inf, -inf, inf, nan, 0.0, -0.0, -0.0, nan,
+    ];
+    let want_floor = [
+        3.0, -4.0, -0.0, -0.0, inf, -inf, nan, nan, 0.0, -1.0, -1.0, nan,
+    ];
+    for (mode, want) in [(Rounding::Trunc, want_trunc), (Rounding::Floor, want_floor)] {
+        let got = ops::div_rounded(&x, &y, mode);
+        assert_eq!(got.dtype(), DType::F32);
+        assert!(same_bits(&got.to_vec::<f32>(), &want), "{mode:?}: {got:?}");
+        let wide = ops::div_rounded(
+            &ops::to_dtype(&x, DType::F64),
+            &ops::to_dtype(&y, DType::F64),
+            mode,
+        );
+        let wide: Vec<f32> = wide.to_vec::<f64>().iter().map(|&v| v as f32).collect();
+        assert!(same_bits(&wide, &want), "{mode:?} f64: {wide:?}");
+    }
+    let ints = Tensor::from_vec(vec![7i64, -7], &[2]).unwrap();
+    let r = ops::div_rounded(&ints, &f32s(&[2.0], &[1]), Rounding::Floor);
+    assert_eq!(
+        (r.dtype(), r.to_vec::<f32>()),
+        (DType::F32, vec![3.0, -4.0])
+    );
+    let r = ops::div_rounded(&f32s(&[7.5], &[1]), &zero_dim(2.0f64), Rounding::Trunc);
+    assert_eq!((r.dtype(), r.to_vec::<f32>()), (DType::F32, vec![3.0]));
+}
+
+// x = torch.tensor([7.5, -7.5], requires_grad=True); y = torch.tensor([2., 2.], requires_grad=True)
+// torch.div(x, y, rounding_mode="floor").sum().backward()
+// x.grad -> tensor([0., 0.]), y.grad -> tensor([0., 0.])
+#[test]
+fn div_rounded_has_a_zero_gradient() {
+    for mode in [Rounding::Trunc, Rounding::Floor] {
+        let (mut x, mut y) = (f32s(&[7.5, -7.5], &[2]), f32s(&[2.0, 2.0], &[2]));
+        x.requires_grad_(true);
+        y.requires_grad_(true);
+        let q = ops::div_rounded(&x, &y, mode);
+        assert!(q.requires_grad());
+        ops::sum(&ops::add(&q, &x)).backward();
+        // x's gradient is add's 1 plus div_rounded's 0; y's is div_rounded's 0 alone.
+        assert_eq!(x.grad().unwrap().to_vec::<f32>(), [1.0, 1.0]);
+        assert_eq!(y.grad().unwrap().to_vec::<f32>(), [0.0, 0.0]);
     }
 }

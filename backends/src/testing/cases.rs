@@ -265,6 +265,17 @@ pub(crate) fn cases(op: &str, plan: &Plan) -> Option<Vec<Case>> {
     if let Some((name, f)) = binary {
         return Some(binary_cases(name, f, plan));
     }
+    if op == "div_rounded" {
+        // Both roundings on every binary case (integer zero divisors refused alike).
+        let trunc = binary_cases("div_rounded", div_trunc, plan).into_iter();
+        let floor = binary_cases("div_rounded", div_floor, plan).into_iter();
+        let trunc = trunc.map(|case| case.note("Rounding::Trunc"));
+        return Some(
+            trunc
+                .chain(floor.map(|case| case.note("Rounding::Floor")))
+                .collect(),
+        );
+    }
     let unary: Option<(&'static str, Unary, Values, Option<Scale>)> = match op {
         "neg" => Some(("neg", ops::try_neg, Values::WithSpecials, None)),
         "relu" => Some(("relu", ops::try_relu, Values::WithSpecials, None)),
@@ -317,6 +328,14 @@ pub(crate) fn cases(op: &str, plan: &Plan) -> Option<Vec<Case>> {
             },
         },
     })
+}
+
+fn div_trunc(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    ops::try_div_rounded(x, y, ops::Rounding::Trunc)
+}
+
+fn div_floor(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    ops::try_div_rounded(x, y, ops::Rounding::Floor)
 }
 
 // The in-place ops as cases: the first input is the destination (made afresh for each side, so

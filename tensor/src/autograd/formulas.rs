@@ -10,9 +10,9 @@ use switchyard::{DType, DispatchError, DispatchKeySet, kernel};
 use crate::autograd::meta::SavedTensor as Saved;
 use crate::autograd::record::{any_requires_grad, below, fit, info, record, run_below};
 use crate::ops::{
-    self, add, contiguous, copy_, div, exp, expand, matmul, mean, mul, narrow, neg, permute, relu,
-    relu_backward, reshape, select, slice, squeeze, squeeze_dims, sub, sum, to, to_dtype,
-    transpose, unsqueeze, view,
+    self, Rounding, add, contiguous, copy_, div, div_rounded, exp, expand, matmul, mean, mul,
+    narrow, neg, permute, relu, relu_backward, reshape, select, slice, squeeze, squeeze_dims, sub,
+    sum, to, to_dtype, transpose, unsqueeze, view,
 };
 use crate::{Device, Tensor};
 
@@ -104,6 +104,24 @@ fn div_autograd(keys: DispatchKeySet, x: &Tensor, y: &Tensor) -> Result<Tensor> 
                 fit(ops::try_neg(&t)?, &yi)
             })?,
         ])
+    }))
+}
+
+/// A rounded quotient is a step function of both operands: zero gradient for each, as PyTorch
+/// gives (not none: a caller reading `x.grad()` finds zeros of `x`'s shape and dtype).
+#[kernel(op = "div_rounded", key = Autograd)]
+fn div_rounded_autograd(
+    keys: DispatchKeySet,
+    x: &Tensor,
+    y: &Tensor,
+    mode: Rounding,
+) -> Result<Tensor> {
+    let out = run_below(|| div_rounded::redispatch(below(keys), x, y, mode))?;
+    let (xi, yi, nx, ny) = (info(x), info(y), x.requires_grad(), y.requires_grad());
+    Ok(record("div_rounded", &[x, y], out, move |_| {
+        let zeros =
+            |i: &crate::autograd::meta::InputInfo| ops::try_full(&i.shape, 0.0, i.dtype, i.device);
+        Ok(vec![when(nx, || zeros(&xi))?, when(ny, || zeros(&yi))?])
     }))
 }
 
