@@ -66,10 +66,10 @@ pub use dtype::{
     ColumnSet, DType, DTypeColumn, DTypeKind, DTypeSet, NUM_COLUMNS, NUM_DTYPES, NUM_USER_DTYPES,
     UserDType, UserDTypeDecl,
 };
+pub use error::KernelSource;
 pub use error::{DispatchError, ErrorKind, Location};
 pub use family::{DeviceName, device_name, families, family_name, family_of};
 pub use handle::{call_boxed, dump, find_op, op_named, ops};
-pub use error::KernelSource;
 pub use key::{DispatchKey, DispatchKeySet, KeyGroup, NUM_KEYS};
 pub use local::{KeyGuard, LocalKeys, exclude, include, local_keys, with_excluded};
 pub use modes::{profile, trace};

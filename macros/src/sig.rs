@@ -152,11 +152,11 @@ pub fn returns_own_error(output: &ReturnType) -> bool {
         })
         .collect();
     match types.as_slice() {
-        [_, Type::Path(error)] => !error
+        [_, Type::Path(error)] => error
             .path
             .segments
             .last()
-            .is_some_and(|s| s.ident == "DispatchError"),
+            .is_none_or(|s| s.ident != "DispatchError"),
         [_, _] => true,
         _ => false,
     }

@@ -8,8 +8,8 @@ use std::error::Error;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::alias::KernelKey;
 use super::{DispatchError, ErrorKind};
+use crate::alias::KernelKey;
 
 /// The error a kernel returned, shared so that [`DispatchError`] stays `Clone`; read it with
 /// [`KernelSource::error`] or through [`std::error::Error::source`] and `downcast_ref`.
