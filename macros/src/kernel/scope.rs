@@ -4,7 +4,14 @@
 //! the form dumps and errors print) is resolved to the item that the file declares with it.
 //!
 //! Only a conclusive reading is acted on: a file with a glob import, an `include!` or a
-//! `macro_rules!`, or one that cannot be read (a doctest's), is left to rustc (whose error then carries no `cargo add`: see `expand.rs`).
+//! `macro_rules!`, one that cannot be read, or a doctest (its code is in a comment of the file),
+//! is left to rustc (whose error then carries no `cargo add`: see `expand.rs`).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::SystemTime;
 
 use proc_macro2::{Delimiter, Ident, Span, TokenStream, TokenTree};
 
@@ -24,66 +31,114 @@ pub enum Scope {
 /// Reads the file of `span` for `first` (the path's first segment, when the path is one
 /// segment) and `string` (the value, when it was a string).
 pub fn lookup(span: Span, single: Option<&str>, string: Option<&str>) -> Scope {
-    let Some(tokens) = file_tokens(span) else {
+    let Some(cached) = file_facts(span) else {
         return Scope::Unclear;
     };
-    let mut file = FileFacts::default();
-    file.walk(&tokens, false);
+    let Some(file) = &cached.facts else {
+        return Scope::Unclear;
+    };
     if let Some(string) = string
-        && let Some(item) = file
+        && let Some((_, item)) = file
             .ops
             .iter()
             .find(|(name, _)| name.as_deref() == Some(string))
     {
-        let mut ident = item.1.clone();
-        ident.set_span(span);
-        return Scope::NamedItem(ident);
+        return Scope::NamedItem(Ident::new(item, span));
     }
+    let count = |map: &HashMap<String, usize>, name: &str| map.get(name).copied().unwrap_or(0);
     match single {
         Some(name)
             // Declared here without `#[op]`, and named nowhere else (not imported, not called).
-            if file.plain_fns.iter().any(|f| f == name)
+            if count(&file.plain_fns, name) > 0
                 && !file.ops.iter().any(|(_, op)| op == name)
-                && file.idents.iter().filter(|i| *i == name).count()
-                    == file.plain_fns.iter().filter(|f| *f == name).count() =>
+                && count(&file.idents, name) == count(&file.plain_fns, name) =>
         {
             Scope::NotAnOp
         }
-        Some(name) if !file.glob && !file.idents.iter().any(|i| i == name) => Scope::Unknown(
-            file.ops
-                .iter()
-                .map(|(_, ident)| ident.to_string())
-                .collect(),
-        ),
+        Some(name) if !file.glob && count(&file.idents, name) == 0 => {
+            Scope::Unknown(file.ops.iter().map(|(_, op)| op.clone()).collect())
+        }
         _ => Scope::Unclear,
     }
 }
 
-fn file_tokens(span: Span) -> Option<TokenStream> {
+/// A file's facts, read once per version of the file: a crate whose one file holds thousands of
+/// kernels (the benches' generated ops) would otherwise tokenize that file once per kernel.
+struct Cached {
+    /// Whether each line (0-based) starts inside a comment.
+    comment_lines: Vec<bool>,
+    /// `None` when the file cannot tell (see the module docs).
+    facts: Option<FileFacts>,
+}
+
+thread_local! {
+    /// Keyed by path, modification time and length, so that a long-lived macro server (an IDE's)
+    /// reads a file again once it changes.
+    static FILES: RefCell<HashMap<(PathBuf, Option<SystemTime>, u64), Rc<Cached>>> =
+        RefCell::new(HashMap::new());
+}
+
+fn file_facts(span: Span) -> Option<Rc<Cached>> {
     // Outside a macro (the crate's unit tests) there is no compiler to ask.
     if !proc_macro::is_available() {
         return None;
     }
-    let path = span.unwrap().local_file()?;
-    let text = std::fs::read_to_string(path).ok()?;
-    // Items from another file, or a kernel a `macro_rules!` writes (its tokens are the macro's,
-    // its scope the caller's): the file alone cannot tell.
-    if text.contains("include!") || text.contains("macro_rules!") {
+    let span = span.unwrap();
+    let path = span.local_file()?;
+    let meta = std::fs::metadata(&path).ok()?;
+    let key = (path, meta.modified().ok(), meta.len());
+    let cached = match FILES.with(|files| files.borrow().get(&key).cloned()) {
+        Some(cached) => cached,
+        None => {
+            let cached = Rc::new(read_file(&key.0)?);
+            FILES.with(|files| files.borrow_mut().insert(key, Rc::clone(&cached)));
+            cached
+        }
+    };
+    // A doctest's spans point into the doc comment of the file that holds it: the items of the
+    // test are in the comment, not in the file's tokens.
+    if *cached.comment_lines.get(span.line().saturating_sub(1))? || cached.facts.is_none() {
         return None;
     }
-    text.parse().ok()
+    Some(cached)
+}
+
+fn read_file(path: &std::path::Path) -> Option<Cached> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let comment_lines = text
+        .lines()
+        .map(|line| {
+            let line = line.trim_start();
+            line.starts_with("//") || line.starts_with("/*") || line.starts_with('*')
+        })
+        .collect();
+    // Items from another file, or a kernel a `macro_rules!` writes (its tokens are the macro's,
+    // its scope the caller's): the file alone cannot tell.
+    let facts = if text.contains("include!") || text.contains("macro_rules!") {
+        None
+    } else {
+        text.parse::<TokenStream>().ok().map(|tokens| {
+            let mut facts = FileFacts::default();
+            facts.walk(&tokens, false);
+            facts
+        })
+    };
+    Some(Cached {
+        comment_lines,
+        facts,
+    })
 }
 
 #[derive(Default)]
 struct FileFacts {
-    /// Every identifier, except those that are the value of an `op = …`.
-    idents: Vec<String>,
+    /// How often each identifier occurs, except as the value of an `op = …`.
+    idents: HashMap<String, usize>,
     /// Whether a glob import (`::*`) may bring names in.
     glob: bool,
     /// Each `#[op]` item: its `name = "…"` if given, and the function's name.
-    ops: Vec<(Option<String>, Ident)>,
-    /// Every function's name (`fn x`), with or without `#[op]`.
-    plain_fns: Vec<String>,
+    ops: Vec<(Option<String>, String)>,
+    /// How often each name follows `fn`, with or without `#[op]`.
+    plain_fns: HashMap<String, usize>,
 }
 
 impl FileFacts {
@@ -98,10 +153,10 @@ impl FileFacts {
                     let is_op_value =
                         i >= 2 && is_punct(&tokens[i - 1], '=') && is_ident(&tokens[i - 2], "op");
                     if !is_op_value {
-                        self.idents.push(ident.to_string());
+                        *self.idents.entry(ident.to_string()).or_default() += 1;
                     }
                     if i >= 1 && is_ident(&tokens[i - 1], "fn") {
-                        self.plain_fns.push(ident.to_string());
+                        *self.plain_fns.entry(ident.to_string()).or_default() += 1;
                     }
                 }
                 TokenTree::Punct(p) if p.as_char() == '*' && (after_path_sep || in_use_list) => {
@@ -126,7 +181,7 @@ impl FileFacts {
 
 /// `op` or `op(…)` inside `#[…]`, followed by the item: the op's `name` string if any, and the
 /// function's name.
-fn op_attribute(attr: &TokenStream, after: &[TokenTree]) -> Option<(Option<String>, Ident)> {
+fn op_attribute(attr: &TokenStream, after: &[TokenTree]) -> Option<(Option<String>, String)> {
     let mut attr = attr.clone().into_iter();
     if !attr.next().is_some_and(|t| is_ident(&t, "op")) {
         return None;
@@ -138,7 +193,7 @@ fn op_attribute(attr: &TokenStream, after: &[TokenTree]) -> Option<(Option<Strin
     };
     let at_fn = after.iter().position(|t| is_ident(t, "fn"))?;
     match after.get(at_fn + 1)? {
-        TokenTree::Ident(ident) => Some((name, ident.clone())),
+        TokenTree::Ident(ident) => Some((name, ident.to_string())),
         _ => None,
     }
 }
