@@ -16,6 +16,8 @@ pub enum Rounding {
 }
 
 /// A rounding mode carries no device and no dtype: it leaves the dispatch keys alone.
+// Not offered to a user whose own type lacks `DispatchArg`: rustc would list it as an example.
+#[diagnostic::do_not_recommend]
 impl DispatchArg for Rounding {
     fn dispatch_keys(&self) -> DispatchKeySet {
         DispatchKeySet::EMPTY

@@ -82,6 +82,8 @@ impl Reduce {
 }
 
 /// Options carry no device and no dtype of a tensor: they leave the dispatch keys alone.
+// Not offered to a user whose own type lacks `DispatchArg`: rustc would list it as an example.
+#[diagnostic::do_not_recommend]
 impl DispatchArg for Reduce {
     fn dispatch_keys(&self) -> DispatchKeySet {
         DispatchKeySet::EMPTY

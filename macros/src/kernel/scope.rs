@@ -71,11 +71,12 @@ struct Cached {
     facts: Option<FileFacts>,
 }
 
+/// A file's path, modification time and length: a long-lived macro server (an IDE's) reads a
+/// file again once it changes.
+type FileVersion = (PathBuf, Option<SystemTime>, u64);
+
 thread_local! {
-    /// Keyed by path, modification time and length, so that a long-lived macro server (an IDE's)
-    /// reads a file again once it changes.
-    static FILES: RefCell<HashMap<(PathBuf, Option<SystemTime>, u64), Rc<Cached>>> =
-        RefCell::new(HashMap::new());
+    static FILES: RefCell<HashMap<FileVersion, Rc<Cached>>> = RefCell::new(HashMap::new());
 }
 
 fn file_facts(span: Span) -> Option<Rc<Cached>> {
