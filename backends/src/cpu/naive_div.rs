@@ -22,46 +22,36 @@ trait RoundedDiv: Element {
 /// one less when the remainder's sign differs from the divisor's; then the nearest integer
 /// below, raised by one if the division rounded it just under an integer. A zero quotient takes
 /// the sign of `a / b` (`-0.0` for `-1 // 3`), a zero divisor gives IEEE's `a / b` (±inf, NaN).
-fn floor_div_f64(a: f64, b: f64) -> f64 {
-    if b == 0.0 {
-        return a / b;
-    }
-    let rem = a % b;
-    let mut quotient = (a - rem) / b;
-    if rem != 0.0 && (b < 0.0) != (rem < 0.0) {
-        quotient -= 1.0;
-    }
-    if quotient == 0.0 {
-        return 0.0f64.copysign(a / b);
-    }
-    let floor = quotient.floor();
-    if quotient - floor > 0.5 {
-        floor + 1.0
-    } else {
-        floor
-    }
+///
+/// One body for `f64` and `f32` (`floor_div_f32`: the same steps in `f32` arithmetic, so the
+/// same roundings as PyTorch's).
+macro_rules! floor_div {
+    ($name:ident, $float:ty) => {
+        fn $name(a: $float, b: $float) -> $float {
+            if b == 0.0 {
+                return a / b;
+            }
+            let rem = a % b;
+            let mut quotient = (a - rem) / b;
+            if rem != 0.0 && (b < 0.0) != (rem < 0.0) {
+                quotient -= 1.0;
+            }
+            if quotient == 0.0 {
+                let zero: $float = 0.0;
+                return zero.copysign(a / b);
+            }
+            let floor = quotient.floor();
+            if quotient - floor > 0.5 {
+                floor + 1.0
+            } else {
+                floor
+            }
+        }
+    };
 }
 
-/// [`floor_div_f64`] in `f32` arithmetic (the same steps, so the same roundings as PyTorch's).
-fn floor_div_f32(a: f32, b: f32) -> f32 {
-    if b == 0.0 {
-        return a / b;
-    }
-    let rem = a % b;
-    let mut quotient = (a - rem) / b;
-    if rem != 0.0 && (b < 0.0) != (rem < 0.0) {
-        quotient -= 1.0;
-    }
-    if quotient == 0.0 {
-        return 0.0f32.copysign(a / b);
-    }
-    let floor = quotient.floor();
-    if quotient - floor > 0.5 {
-        floor + 1.0
-    } else {
-        floor
-    }
-}
+floor_div!(floor_div_f64, f64);
+floor_div!(floor_div_f32, f32);
 
 impl RoundedDiv for f32 {
     fn div_trunc(a: Self, b: Self) -> Self {
