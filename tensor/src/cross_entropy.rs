@@ -270,11 +270,7 @@ fn check(logits: &Tensor, targets: &Tensor, options: &CrossEntropyOptions) -> Re
             format!("label_smoothing is {epsilon}; it must be in [0, 1]"),
         ));
     }
-    let exact = if logits.dtype() == DType::F64 {
-        1usize << 53
-    } else {
-        1usize << 24
-    };
+    let exact = crate::nn_composites::exact_class_count(logits.dtype());
     if classes > exact {
         return Err(DispatchError::kernel(
             OP,

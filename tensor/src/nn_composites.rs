@@ -181,11 +181,7 @@ fn check_cross_entropy(logits: &Tensor, targets: &Tensor) -> Result<(usize, usiz
         ));
     }
     let (n, classes) = (logits.shape()[0], logits.shape()[1]);
-    let exact = if logits.dtype() == DType::F64 {
-        1usize << 53
-    } else {
-        1usize << 24
-    };
+    let exact = exact_class_count(logits.dtype());
     if classes > exact {
         return Err(DispatchError::kernel(
             OP,
@@ -213,4 +209,14 @@ fn check_cross_entropy(logits: &Tensor, targets: &Tensor) -> Result<(usize, usiz
         ));
     }
     Ok((n, classes))
+}
+
+/// The most classes whose indices logits of `dtype` hold exactly (`2^53` for `f64`, else `2^24`):
+/// `cross_entropy` and `cross_entropy_with` refuse more.
+pub(crate) fn exact_class_count(dtype: DType) -> usize {
+    if dtype == DType::F64 {
+        1 << 53
+    } else {
+        1 << 24
+    }
 }
