@@ -49,7 +49,12 @@ pub fn arange_step(start: f64, end: f64, step: f64, dtype: DType, device: Device
     }
     let n = count as usize;
     Tensor::checked_numel(OP, &[n], DType::F64)?;
-    let values: Vec<f64> = (0..n).map(|i| start + i as f64 * step).collect();
+    // Reserved fallibly: a range the host cannot hold is an error, never an abort.
+    let mut values: Vec<f64> = Vec::new();
+    values
+        .try_reserve_exact(n)
+        .map_err(|_| DispatchError::out_of_memory(OP, n.saturating_mul(size_of::<f64>())))?;
+    values.extend((0..n).map(|i| start + i as f64 * step));
     if dtype.kind() == DTypeKind::Int
         && let Some(v) = values.iter().find(|&&v| !fits(dtype, v))
     {
