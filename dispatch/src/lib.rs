@@ -83,7 +83,7 @@ pub use runtime::{register_fallback, register_fallthrough, set_dispatch_trace};
 /// Declares an operator: `#[op(name = "mul")] pub fn mul(x: &Tensor, y: &Tensor) -> Tensor;`
 ///
 /// Arguments: `name = "…"` (the op's name in `find_op`, dumps and errors; defaults to the
-/// function's name), `unboxed` (opt out of boxing, for ops whose argument or result types have no
+/// function's name), `error = Type` (the body's own error type; below), `unboxed` (opt out of boxing, for ops whose argument or result types have no
 /// [`Value`] form: such an op cannot be called boxed, and a boxed fallback reaching it is an
 /// error), `mixes_devices` (arguments may be on different devices: an op that copies between
 /// them, such as `switchyard::ops::to`; other ops report a device mismatch) and `crate = path` (where
@@ -108,11 +108,40 @@ pub use runtime::{register_fallback, register_fallthrough, set_dispatch_trace};
 /// op makes `try_op` return that op's error (and the plain `op` panic with its message) instead
 /// of panicking inside the body. The body runs in a function returning
 /// `Result<T, DispatchError>`, so an early `return` is `return Ok(value)` or
-/// `return Err(error)`; the body's last expression may be either `value` or `Ok(value)`. Your
-/// own error type becomes one with
-/// `.map_err(|e| DispatchError::kernel_failed("my::op", AliasKey::CompositeImplicit, e))`, which
-/// keeps it as the `source()`. Use the
+/// `return Err(error)`; the body's last expression may be either `value` or `Ok(value)`. Use the
 /// `try_` forms in a body whenever `try_op` must not panic.
+///
+/// **A body with its own error type**: `error = MyError` (any `std::error::Error + Send + Sync +
+/// 'static` type, named by its path) makes the body a function returning `Result<T, MyError>`,
+/// so `?` converts into `MyError` as usual (on other ops' `try_` forms too, given
+/// `From<DispatchError> for MyError`). A failing body makes `try_op` return a `DispatchError` of
+/// kind [`ErrorKind::KernelFailed`] at `CompositeImplicit` whose `source()` is your error:
+///
+/// ```
+/// use switchyard::{Tensor, op};
+///
+/// #[derive(Debug)]
+/// pub struct Empty;
+/// impl std::fmt::Display for Empty {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         f.write_str("the tensor is empty")
+///     }
+/// }
+/// impl std::error::Error for Empty {}
+///
+/// #[op(name = "docs::first_row", error = Empty)]
+/// pub fn first_row(x: &Tensor) -> Tensor {
+///     if x.numel() == 0 {
+///         return Err(Empty);
+///     }
+///     Ok(switchyard::ops::narrow(x, 0, 0, 1))
+/// }
+///
+/// fn main() {
+///     let err = try_first_row(&Tensor::vector(&[])).unwrap_err();
+///     assert!(std::error::Error::source(&err).unwrap().is::<Empty>());
+/// }
+/// ```
 ///
 /// Every argument and result type must have a boxed form ([`ToValue`], [`FromValue`]; see
 /// [`boxable!`]) unless the op is `unboxed`: a type without one is a compile error on the type.

@@ -130,10 +130,10 @@ pub fn boxed_type(info: &OpInfo, argument: &'static str, mismatch: TypeMismatch)
 /// `Result<T, DispatchError>`, so that the body can use `?` on the `try_` forms of other ops and
 /// end in `Ok(…)`. The generated composite returns `Result<T, DispatchError>` either way. (Not
 /// `Result<T, E>` for any `E`, as kernels may: a body ending in `Ok(…)` would leave `E`
-/// uninferred. A body turns its own error into one with `DispatchError::kernel_failed`.)
+/// uninferred. A body with its own error type declares it: `#[op(error = MyError)]`.)
 #[diagnostic::on_unimplemented(
     message = "an op's body must end in the op's result type `{T}` or in `Result<{T}, DispatchError>`, not `{Self}`",
-    note = "a body's own error type becomes a `DispatchError` with `.map_err(|e| DispatchError::kernel_failed(op, AliasKey::CompositeImplicit, e))`",
+    note = "a body with its own error type declares it: `#[op(error = MyError)]`, and ends in `Result<T, MyError>`",
     label = "the body ends here"
 )]
 pub trait BodyResult<T> {

@@ -1,5 +1,6 @@
-//! A kernel may return its own error type (an op's body, through `kernel_failed`): the `try_` call's `DispatchError`
-//! names the op and the key, keeps the kernel's error as its `source()`, and prints the chain.
+//! A kernel may return its own error type, and so may an op's body (`#[op(error = MyError)]`):
+//! the `try_` call's `DispatchError` names the op and the key, keeps the user's error as its
+//! `source()`, and prints the chain.
 
 use std::error::Error;
 use std::fmt;
@@ -114,8 +115,8 @@ fn a_dispatch_error_is_returned_as_is() {
     assert!(err.source().is_none());
 }
 
-// An op's body turns its own error into a `DispatchError` with `kernel_failed` (a body ending in
-// `Ok(…)` could not infer a generic error type), keeping it as the source.
+// Without `error = …`, a body turns its own error into a `DispatchError` with `kernel_failed`
+// (a body ending in `Ok(…)` could not infer a generic error type), keeping it as the source.
 #[op(name = "kernel_errors::body")]
 pub fn body(x: &Tensor) -> Tensor {
     if x.numel() > 2 {
@@ -147,4 +148,111 @@ fn an_op_bodys_own_error_is_kept() {
         3.0
     );
     assert!(try_body(&Tensor::vector(&[1.0])).is_ok());
+}
+
+/// A user's fallible helper, as an op body would call it with `?`.
+fn in_range(x: &Tensor) -> Result<(), MyError> {
+    match x.to_vec::<f32>().into_iter().find(|v| *v > 1.0) {
+        Some(value) => Err(MyError {
+            value,
+            cause: Cause,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// `?` on the engine's errors needs a conversion into the body's error type, as any `?` does.
+#[derive(Debug)]
+enum BodyError {
+    Range(MyError),
+    Dispatch(DispatchError),
+}
+
+impl fmt::Display for BodyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BodyError::Range(e) => write!(f, "{e}"),
+            BodyError::Dispatch(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl Error for BodyError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            BodyError::Range(e) => Some(e),
+            BodyError::Dispatch(e) => Some(e),
+        }
+    }
+}
+
+impl From<MyError> for BodyError {
+    fn from(e: MyError) -> Self {
+        BodyError::Range(e)
+    }
+}
+
+impl From<DispatchError> for BodyError {
+    fn from(e: DispatchError) -> Self {
+        BodyError::Dispatch(e)
+    }
+}
+
+// With `error = …` the body ends in `Result<T, MyError>` and uses `?` on its own errors.
+#[op(name = "kernel_errors::own_body", error = MyError)]
+pub fn own_body(x: &Tensor) -> Tensor {
+    in_range(x)?;
+    Ok(x.clone())
+}
+
+#[test]
+fn an_op_body_declared_with_its_error_type_keeps_it_as_the_source() {
+    assert_eq!(own_body(&Tensor::vector(&[0.5])).to_vec::<f32>(), [0.5]);
+    let err = try_own_body(&Tensor::vector(&[0.5, 4.0])).unwrap_err();
+    let ErrorKind::KernelFailed { op, key, .. } = err.kind() else {
+        panic!("expected KernelFailed, got {err}");
+    };
+    assert_eq!(*op, "kernel_errors::own_body");
+    assert_eq!(*key, KernelKey::from(AliasKey::CompositeImplicit));
+    let mine = err
+        .source()
+        .and_then(|source| source.downcast_ref::<MyError>())
+        .expect("the source is the body's own error");
+    assert_eq!(mine.value, 4.0);
+    assert_eq!(
+        err.to_string(),
+        "op `kernel_errors::own_body`: the kernel at `CompositeImplicit` failed: 4 is out of \
+         range: the sensor was unplugged"
+    );
+}
+
+// A body whose error type converts from `DispatchError` uses `?` on other ops' `try_` forms too.
+#[op(name = "kernel_errors::mixed_body", error = BodyError)]
+pub fn mixed_body(x: &Tensor, y: &Tensor) -> Tensor {
+    in_range(x)?;
+    Ok(switchyard::ops::try_add(x, y)?)
+}
+
+#[test]
+fn an_op_body_with_its_error_type_can_use_the_engines_errors() {
+    let sum = try_mixed_body(&Tensor::vector(&[0.5]), &Tensor::vector(&[0.25])).unwrap();
+    assert_eq!(sum.to_vec::<f32>(), [0.75]);
+
+    let range = try_mixed_body(&Tensor::vector(&[2.0]), &Tensor::vector(&[0.0])).unwrap_err();
+    let body = range.source().unwrap().downcast_ref::<BodyError>().unwrap();
+    assert!(
+        matches!(body, BodyError::Range(e) if e.value == 2.0),
+        "{range}"
+    );
+
+    let shape = try_mixed_body(
+        &Tensor::vector(&[0.5, 0.5]),
+        &Tensor::vector(&[1.0, 2.0, 3.0]),
+    )
+    .unwrap_err();
+    let body = shape.source().unwrap().downcast_ref::<BodyError>().unwrap();
+    let BodyError::Dispatch(inner) = body else {
+        panic!("expected the add's error, got {shape}");
+    };
+    assert!(matches!(inner.kind(), ErrorKind::Shape { .. }), "{inner}");
 }

@@ -11,10 +11,13 @@ use syn::{
 use crate::args::{self, Args};
 use crate::ctxt::Errors;
 
-/// `#[op(name = "…", unboxed, mixes_devices, crate = path)]`.
+/// `#[op(name = "…", error = Type, unboxed, mixes_devices, crate = path)]`.
 pub struct OpAttr {
     /// `name = "mul"`: the op's name in `find_op`, dumps and errors (default: the function's).
     pub name: Option<LitStr>,
+    /// `error = MyError`: the body ends in `Result<T, MyError>`, and its error reaches callers as
+    /// the `source()` of a `DispatchError`.
+    pub error: Option<Type>,
     /// `unboxed`: the op cannot be called boxed, so its types need not be boxable.
     pub unboxed: Option<Span>,
     /// `mixes_devices`: the op's arguments may live on different devices (`to`).
@@ -23,7 +26,7 @@ pub struct OpAttr {
     pub krate: Option<Path>,
 }
 
-const ALLOWED: &[&str] = &["name", "unboxed", "mixes_devices", "crate"];
+const ALLOWED: &[&str] = &["name", "error", "unboxed", "mixes_devices", "crate"];
 
 impl OpAttr {
     /// Parses the attribute's arguments. A value of the wrong shape is reported and left out, so
@@ -38,10 +41,23 @@ impl OpAttr {
             }
             lit
         });
+        let error = args.take("error").and_then(|arg| {
+            let ty = args::as_path(&arg.value).map(|path| {
+                Type::Path(syn::TypePath {
+                    qself: None,
+                    path: path.clone(),
+                })
+            });
+            if ty.is_none() {
+                errors.spanned(&arg.value, ERROR_TAKES);
+            }
+            ty
+        });
         let unboxed = args::flag(&mut args, "unboxed", "op", errors);
         let mixes_devices = args::flag(&mut args, "mixes_devices", "op", errors);
         OpAttr {
             name,
+            error,
             unboxed,
             mixes_devices,
             krate,
@@ -51,6 +67,9 @@ impl OpAttr {
 
 /// What `name = …` must be; said both when it is not a string and when the string is empty.
 pub const NAME_TAKES: &str = "`name` in `#[op]` takes a non-empty string, e.g. `name = \"mul\"`";
+
+/// What `error = …` must be.
+pub const ERROR_TAKES: &str = "`error` in `#[op]` takes the body's error type, e.g. `error = MyError` (a type path; name a generic type through a `type` alias)";
 
 /// The annotated function: a declaration (`;`) or a definition whose body is the composite.
 pub struct OpFn {

@@ -71,7 +71,7 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
         let dispatch_keys = through(ty, &quote!(#private::DispatchArg), "dispatch_keys");
         quote!(| #dispatch_keys(&#name))
     });
-    let (composite_fn, composite) = composite::kernel(op, &output_ty, private);
+    let (composite_fn, composite) = composite::kernel(attr, op, name, &output_ty, private);
     let (boxing_fns, boxing) = if attr.unboxed.is_some() {
         (TokenStream::new(), quote!(::core::option::Option::None))
     } else {

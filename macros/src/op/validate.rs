@@ -13,6 +13,11 @@ pub fn attr(attr: &OpAttr, errors: &mut Errors) {
     name_not_empty(attr, errors);
 }
 
+/// The rules on the attribute that depend on the function.
+pub fn attr_with_fn(attr: &OpAttr, op: &OpFn, errors: &mut Errors) {
+    error_needs_body(attr, op, errors);
+}
+
 /// Every rule on the function's signature.
 pub fn signature(op: &OpFn, errors: &mut Errors) {
     sig::check_common(&op.sig, "an `#[op]`", errors);
@@ -24,6 +29,13 @@ pub fn signature(op: &OpFn, errors: &mut Errors) {
 fn name_not_empty(attr: &OpAttr, errors: &mut Errors) {
     if let Some(name) = attr.name.as_ref().filter(|name| name.value().is_empty()) {
         errors.spanned(name, NAME_TAKES);
+    }
+}
+
+// `error = …` is the type of the body's error: a declaration has no body to fail.
+fn error_needs_body(attr: &OpAttr, op: &OpFn, errors: &mut Errors) {
+    if let (Some(error), None) = (&attr.error, &op.body) {
+        errors.spanned(error, "`error = …` names the error type of the op's body, and this op has no body: give it one, or leave `error` out");
     }
 }
 
