@@ -37,11 +37,12 @@ pub const UNARY: [(&str, Unary, Tolerance); 3] = [
 
 /// The standard ops with a kernel of the wgpu backend's own (the others reach the GPU as
 /// composites or layouts over these): `kernels.rs`'s, then the network ops of `kernels_nn.rs`.
-pub const WGPU_KERNEL_OPS: [&str; 33] = [
+pub const WGPU_KERNEL_OPS: [&str; 34] = [
     "add",
     "sub",
     "mul",
     "div",
+    "div_rounded",
     "neg",
     "relu",
     "exp",

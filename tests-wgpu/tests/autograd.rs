@@ -131,6 +131,24 @@ fn cases() -> Vec<(&'static str, Op, Vec<Vec<usize>>)> {
             |t| ops::try_max_dim(&ops::try_transpose(&t[0], 0, 1)?, 1, true),
             vec![vec![4, 3]],
         ),
+        // Divisors in [2, 4] and dividends at least 0.1 from 0: quotients in ±[0.025, 0.5],
+        // where a rounded quotient is constant (0 or -1) and its gradient zero, as PyTorch's.
+        (
+            "div_rounded, floor",
+            |t| {
+                let y = ops::try_add_scalar(&t[1], 3.0)?;
+                ops::try_div_rounded(&t[0], &y, ops::Rounding::Floor)
+            },
+            vec![vec![3, 4], vec![4]],
+        ),
+        (
+            "div_rounded, trunc",
+            |t| {
+                let y = ops::try_add_scalar(&t[1], 3.0)?;
+                ops::try_div_rounded(&t[0], &y, ops::Rounding::Trunc)
+            },
+            vec![vec![3, 4], vec![4]],
+        ),
         (
             "where",
             |t| {

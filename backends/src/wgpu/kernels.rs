@@ -22,8 +22,8 @@
 //! strides, recorded like any dispatch (so calls recorded before it read the old values).
 
 use switchyard::ops::{
-    add, contiguous, copy_, div, exp, full, matmul, mean, mul, neg, relu, sub, sum, to, to_dtype,
-    try_to, try_to_dtype,
+    Rounding, add, contiguous, copy_, div, div_rounded, exp, full, matmul, mean, mul, neg, relu,
+    sub, sum, to, to_dtype, try_to, try_to_dtype,
 };
 use switchyard::{
     DType, Device, DispatchError, Element, Result, Scalar, Tensor, kernel, rules, with_element,
@@ -56,6 +56,52 @@ fn mul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
 #[kernel(op = "div", key = Wgpu, dtypes = "f32")]
 fn div_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     binary("div", (&shaders::DIV, &shaders::DIV_STRIDED), x, y)
+}
+
+/// `div` rounded toward zero or negative infinity, bit for bit the naive CPU backend's answer
+/// (`div_rounded.wgsl` says how): `f32` quotients, the mixed column's operands converted to `f32`
+/// on the GPU first when `f32` is their common dtype (`bool` and `i64` beside `f32`, as the CPU
+/// converts them). Integer quotients are not computed here: the CPU refuses an integer zero
+/// divisor, which the GPU could only find by waiting for the divisor's values; the
+/// missing-kernel error (a column of one integer dtype) or this kernel's own (a mixed pair whose
+/// common dtype is an integer) says so.
+#[kernel(op = div_rounded, key = Wgpu, dtypes = "f32,mixed")]
+fn div_rounded_wgpu(x: &Tensor, y: &Tensor, mode: Rounding) -> Result<Tensor> {
+    const OP: &str = "div_rounded";
+    let dtype = rules::binary(OP, x, y)?;
+    held(OP, x)?;
+    held(OP, y)?;
+    if dtype != DType::F32 {
+        return Err(DispatchError::kernel(
+            OP,
+            format!(
+                "the wgpu backend computes div_rounded of f32 quotients only; {} {:?} and {}                  {:?} divide in {dtype}: convert with `to_dtype(DType::F32)`, or divide on the                  CPU (which refuses an integer zero divisor)",
+                x.dtype(),
+                x.shape(),
+                y.dtype(),
+                y.shape()
+            ),
+        ));
+    }
+    let as_f32 = |v: &Tensor| {
+        if v.dtype() == DType::F32 {
+            Ok(v.clone())
+        } else {
+            try_to_dtype(v, DType::F32)
+        }
+    };
+    let (x, y) = (as_f32(x)?, as_f32(y)?);
+    let (x, y, shape) = rules::broadcast_pair(OP, &x, &y)?;
+    launch(OP, DType::F32, &shape, &[&x, &y], |_| {
+        let operands = [Operand::of(&x), Operand::of(&y)];
+        let (kernel, mut params, groups) =
+            strided_plan(OP, &shaders::DIV_ROUNDED_F32, &shape, &operands)?;
+        params.k = match mode {
+            Rounding::Trunc => 0,
+            Rounding::Floor => 1,
+        };
+        Ok((kernel, params, groups))
+    })
 }
 
 #[kernel(op = "neg", key = Wgpu, dtypes = "f32")]

@@ -30,8 +30,10 @@
 //! The GPU holds `f32`, `bool` and `i64` tensors (a `bool` is one 32-bit word, an `i64` two, low
 //! first: WGSL has no narrower or wider types); other dtypes are an error that says so, never a
 //! silent conversion. The arithmetic ops, `log`, `tanh`, `sigmoid`, `sqrt`, `sum`, `mean`,
-//! `matmul` and the reductions along dimensions compute on `f32` (`argmax` returns `i64`); the
-//! comparisons take two `f32`, two `bool` or two `i64` tensors and return `bool`; `where` selects
+//! `matmul` and the reductions along dimensions compute on `f32` (`argmax` returns `i64`);
+//! `div_rounded` too, bit for bit the CPU's answer (an `i64` or `bool` operand beside an `f32`
+//! one is converted first; two integer operands are refused: the CPU's zero-divisor error would
+//! need the divisor's values, a wait); the comparisons take two `f32`, two `bool` or two `i64` tensors and return `bool`; `where` selects
 //! among values of the held dtypes; `to_dtype` converts `f32` → `bool`/`i64`, `bool` → `f32`/`i64`
 //! and `i64` → `bool`; `arange` makes `f32` and `i64`, `rand` and `randn` `f32` (element `i` from
 //! the same Philox4x32-10 counter as on the CPU: `rand` bit for bit, `randn` within a few ulp).

@@ -77,6 +77,11 @@ pub(super) static SUB_STRIDED: Kernel = Kernel::new(STRIDED_BINARY, "sub_strided
 pub(super) static MUL_STRIDED: Kernel = Kernel::new(STRIDED_BINARY, "mul_strided", 2);
 pub(super) static DIV_STRIDED: Kernel = Kernel::new(STRIDED_BINARY, "div_strided", 2);
 
+/// `div_rounded` of `f32` operands (`params.k`: 0 `Trunc`, 1 `Floor`), in any strided layout:
+/// IEEE's operations on the values' bits in integer arithmetic, so the CPU's answer bit for bit.
+const DIV_ROUNDED_WGSL: &[&str] = &[PRELUDE, include_str!("shaders/div_rounded.wgsl")];
+pub(super) static DIV_ROUNDED_F32: Kernel = Kernel::new(DIV_ROUNDED_WGSL, "div_rounded_f32", 2);
+
 /// Gathers, scatters and `to_dtype` conversions of 32-bit words (`bool`, `i64`).
 const WORDS_UNARY: &[&str] = &[
     PRELUDE,
