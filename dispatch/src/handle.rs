@@ -339,14 +339,15 @@ pub fn dump() -> String {
     out
 }
 
-/// ` (cpu: avx2,fma)` for a CPU variant, ` (dtypes: f32)` for a kernel that serves only some
-/// columns; nothing for a plain kernel.
+/// ` (cpu: avx2,fma)` for a CPU variant, ` (dtypes: f32)` for a kernel that serves other columns
+/// than the built-in ones (` (dtypes: all)` for one that serves user dtypes too); nothing for a
+/// plain kernel.
 fn cpu_note(meta: &KernelMeta) -> String {
     let mut note = String::new();
     if !meta.cpu.is_empty() {
         let _ = write!(note, " (cpu: {})", meta.cpu);
     }
-    if !meta.dtypes.is_all() {
+    if meta.dtypes != ColumnSet::BUILTIN {
         let _ = write!(note, " (dtypes: {})", meta.dtypes);
     }
     note
@@ -354,10 +355,19 @@ fn cpu_note(meta: &KernelMeta) -> String {
 
 /// What `key`'s slot resolved to: one origin when every column resolved alike, else the columns
 /// grouped by origin, the largest group last as `other dtypes`:
-/// `f32 → [kernel] … add_f32; other dtypes → fallthrough`.
+/// `f32 → [kernel] … add_f32; other dtypes → fallthrough`. The columns of user dtype slots that
+/// no crate declared are left out: no tensor of a linked crate carries them.
 fn per_column(parts: &[(ColumnSet, Vec<SlotOrigin>)], key: DispatchKey) -> String {
+    let undeclared = crate::UserDType::ALL
+        .into_iter()
+        .filter(|d| d.declaration().is_none())
+        .fold(ColumnSet::EMPTY, |set, d| set.union(d.columns()));
     let mut groups: Vec<(ColumnSet, SlotOrigin)> = Vec::new();
     for (columns, origins) in parts {
+        let columns = &columns.difference(undeclared);
+        if columns.is_empty() {
+            continue;
+        }
         let origin = origins[key.index()];
         match groups.iter_mut().find(|(_, o)| *o == origin) {
             Some((set, _)) => *set = set.union(*columns),

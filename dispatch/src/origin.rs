@@ -28,7 +28,7 @@ pub struct KernelMeta {
 }
 
 impl KernelMeta {
-    /// A plain kernel's provenance: no CPU features, not an override, every column. What
+    /// A plain kernel's provenance: no CPU features, not an override, the built-in columns. What
     /// generated registrations use; not public API (the fields are public).
     #[doc(hidden)]
     pub const fn new(name: &'static str, location: Location) -> Self {
@@ -37,7 +37,7 @@ impl KernelMeta {
             location,
             cpu: CpuFeatures::empty(),
             overrides: false,
-            dtypes: ColumnSet::ALL,
+            dtypes: ColumnSet::BUILTIN,
         }
     }
 }

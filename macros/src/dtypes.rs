@@ -22,7 +22,7 @@ use crate::ctxt::Errors;
 /// lists.
 const TOKENS: &[&str] = &[
     "bool", "u8", "i32", "i64", "f16", "bf16", "f32", "f64", "float", "int", "mixed", "untyped",
-    "all",
+    "builtin", "all",
 ];
 
 // ---- ast ----
@@ -186,13 +186,13 @@ fn no_repeated_path(paths: &[Path], errors: &mut Errors) {
 
 // ---- expand ----
 
-/// The `ColumnSet` expression: every column without `dtypes`, else the union of the tokens'
+/// The `ColumnSet` expression: the built-in columns without `dtypes`, else the union of the tokens'
 /// columns, each looked up by the runtime in `const` evaluation, and of the user dtypes'
 /// columns, each through a `const fn` taking a `UserDType` (a type error on the user's path if
 /// it names something else).
 pub fn columns_expr(dtypes: Option<&DTypesArg>, private: &TokenStream) -> TokenStream {
     let Some(dtypes) = dtypes.filter(|d| d.list.is_some() || !d.user.is_empty()) else {
-        return quote!(#private::ColumnSet::ALL);
+        return quote!(#private::ColumnSet::BUILTIN);
     };
     let tokens = dtypes.strings().flat_map(|(lit, entries)| {
         entries

@@ -33,7 +33,8 @@ impl TensorValue for TensorInner {
 
     /// `Tensor[2, 3]:f32@cpu`.
     fn summary(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Tensor{:?}:{}@{}", self.sizes, self.dtype, self.device)
+        let dtype = crate::user_dtype::dtype_label(self.keys, self.dtype);
+        write!(f, "Tensor{:?}:{dtype}@{}", self.sizes, self.device)
     }
 }
 

@@ -61,6 +61,7 @@ mod shape;
 // host memory, its borrow guards, headers built in place: the crate's only `unsafe`
 mod storage;
 mod tensor;
+mod user_dtype;
 mod view;
 
 pub use access::{CpuSlice, HostView, HostViewMut};

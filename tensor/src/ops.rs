@@ -224,14 +224,15 @@ fn wanted_shape(op: &'static str, shape: &[isize]) -> Result<Vec<Option<usize>>>
         .collect()
 }
 
-// The view ops' one kernel each: a layout over the same storage, whatever the backend.
+// The view ops' one kernel each: a layout over the same storage, whatever the backend and the
+// dtype (`"all"`: a view of a user dtype's tensor keeps that dtype and reads nothing).
 
-#[kernel(op = "view", key = CompositeExplicit)]
+#[kernel(op = "view", key = CompositeExplicit, dtypes = "all")]
 fn view_layout(x: &Tensor, shape: &[isize]) -> Result<Tensor> {
     layout::view(x, &wanted_shape("view", shape)?)
 }
 
-#[kernel(op = "reshape", key = CompositeExplicit)]
+#[kernel(op = "reshape", key = CompositeExplicit, dtypes = "all")]
 fn reshape_layout(x: &Tensor, shape: &[isize]) -> Result<Tensor> {
     let wanted = wanted_shape("reshape", shape)?;
     match layout::view(x, &wanted) {
@@ -243,47 +244,47 @@ fn reshape_layout(x: &Tensor, shape: &[isize]) -> Result<Tensor> {
     }
 }
 
-#[kernel(op = "transpose", key = CompositeExplicit)]
+#[kernel(op = "transpose", key = CompositeExplicit, dtypes = "all")]
 fn transpose_layout(x: &Tensor, d0: isize, d1: isize) -> Result<Tensor> {
     layout::transpose(x, d0, d1)
 }
 
-#[kernel(op = "permute", key = CompositeExplicit)]
+#[kernel(op = "permute", key = CompositeExplicit, dtypes = "all")]
 fn permute_layout(x: &Tensor, dims: &[isize]) -> Result<Tensor> {
     layout::permute(x, dims)
 }
 
-#[kernel(op = "narrow", key = CompositeExplicit)]
+#[kernel(op = "narrow", key = CompositeExplicit, dtypes = "all")]
 fn narrow_layout(x: &Tensor, dim: isize, start: isize, len: usize) -> Result<Tensor> {
     layout::narrow(x, dim, start, len)
 }
 
-#[kernel(op = "slice", key = CompositeExplicit)]
+#[kernel(op = "slice", key = CompositeExplicit, dtypes = "all")]
 fn slice_layout(x: &Tensor, dim: isize, start: isize, end: isize, step: usize) -> Result<Tensor> {
     layout::slice(x, dim, start, end, step)
 }
 
-#[kernel(op = "select", key = CompositeExplicit)]
+#[kernel(op = "select", key = CompositeExplicit, dtypes = "all")]
 fn select_layout(x: &Tensor, dim: isize, index: isize) -> Result<Tensor> {
     layout::select(x, dim, index)
 }
 
-#[kernel(op = "expand", key = CompositeExplicit)]
+#[kernel(op = "expand", key = CompositeExplicit, dtypes = "all")]
 fn expand_layout(x: &Tensor, shape: &[isize]) -> Result<Tensor> {
     layout::expand(x, &layout::expand_shape(x, shape)?)
 }
 
-#[kernel(op = "squeeze", key = CompositeExplicit)]
+#[kernel(op = "squeeze", key = CompositeExplicit, dtypes = "all")]
 fn squeeze_layout(x: &Tensor, dim: Option<isize>) -> Result<Tensor> {
     layout::squeeze(x, dim)
 }
 
-#[kernel(op = "squeeze_dims", key = CompositeExplicit)]
+#[kernel(op = "squeeze_dims", key = CompositeExplicit, dtypes = "all")]
 fn squeeze_dims_layout(x: &Tensor, dims: &[isize]) -> Result<Tensor> {
     layout::squeeze_dims(x, dims)
 }
 
-#[kernel(op = "unsqueeze", key = CompositeExplicit)]
+#[kernel(op = "unsqueeze", key = CompositeExplicit, dtypes = "all")]
 fn unsqueeze_layout(x: &Tensor, dim: isize) -> Result<Tensor> {
     layout::unsqueeze(x, dim)
 }

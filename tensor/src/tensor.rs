@@ -19,7 +19,9 @@ use crate::storage::{BackendStorage, Holder, Storage, host_buffer};
 /// `sizes` and `strides` have one length; a non-empty view's furthest element, `offset + Σ
 /// (size−1)·stride`, is below the storage's length, so kernels index any element without
 /// overflow or bounds failure; an empty view's offset is 0, so no offset exceeds the storage's
-/// length; `keys` are the device's keys with the dtype's bit; `dtype` is the storage's;
+/// length; `keys` are the device's keys with the dtype's bit (a user dtype's bit for a tensor
+/// seen as one, `Tensor::as_user_dtype`) and autograd's keys where it records; `dtype` is the
+/// storage's;
 /// `contiguous` is `is_contiguous(sizes, strides)`, cached as c10 caches it.
 ///
 /// Public only so that [`Tensor`] can name it as its boxed form (`SharedTensor::Shared`); it
@@ -83,6 +85,7 @@ impl Tensor {
         Tensor::with_layout(
             holder,
             device,
+            device.keys() | dtype.key_bit(),
             numel,
             0,
             Dims::new(shape),
@@ -98,6 +101,7 @@ impl Tensor {
     pub(crate) fn with_layout(
         holder: Holder,
         device: Device,
+        keys: DispatchKeySet,
         numel: usize,
         offset: usize,
         sizes: Dims,
@@ -107,15 +111,7 @@ impl Tensor {
     ) -> Tensor {
         Tensor {
             inner: crate::storage::new_header(
-                device.keys() | dtype.key_bit(),
-                dtype,
-                device,
-                numel,
-                offset,
-                sizes,
-                strides,
-                contiguous,
-                holder,
+                keys, dtype, device, numel, offset, sizes, strides, contiguous, holder,
             ),
         }
     }
@@ -310,7 +306,8 @@ impl Tensor {
 
     /// A view with a layout the caller checked against the invariants. An empty view starts at
     /// 0: its strides may place its (absent) first element past the storage (row 2 of a `[3, 0]`
-    /// tensor), and readers slice from the offset.
+    /// tensor), and readers slice from the offset. The view keeps the tensor's dtype bit, so a
+    /// view of a tensor seen as a user dtype is one too.
     pub(crate) fn restrided(
         &self,
         numel: usize,
@@ -322,6 +319,7 @@ impl Tensor {
         Tensor::with_layout(
             Holder::Of(self.storage().clone()),
             self.inner.device,
+            self.inner.device.keys() | self.inner.keys.dtype_bits(),
             numel,
             if numel == 0 { 0 } else { offset },
             sizes,

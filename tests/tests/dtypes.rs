@@ -390,7 +390,7 @@ pub fn every_token(x: &Typed) -> i64;
 #[kernel(
     op = "every_token",
     key = CpuNaive,
-    dtypes = "bool, u8, i32, i64, f16, bf16, f32, f64, float, int, mixed, untyped, all"
+    dtypes = "bool, u8, i32, i64, f16, bf16, f32, f64, float, int, mixed, untyped, builtin, all"
 )]
 fn every_token_kernel(_x: &Typed) -> i64 {
     1
@@ -403,7 +403,7 @@ fn the_macro_accepts_exactly_the_runtime_tokens() {
         names,
         [
             "bool", "u8", "i32", "i64", "f16", "bf16", "f32", "f64", "float", "int", "mixed",
-            "untyped", "all"
+            "untyped", "builtin", "all"
         ]
     );
     assert_eq!(every_token(&t(DType::Bool)), 1);

@@ -45,7 +45,7 @@ fn builtin(dtype: DType) -> Typed {
     Typed(dtype.key_bit())
 }
 
-// ---- one op: SIMD serves f32 and complex64, naive serves everything ----
+// ---- one op: SIMD serves f32 and complex64, naive serves every column ("all") ----
 
 #[op(name = "user_dtypes::add")]
 pub fn add(x: &Typed, y: &Typed) -> String;
@@ -55,7 +55,7 @@ fn add_simd(_x: &Typed, _y: &Typed) -> String {
     "simd".into()
 }
 
-#[kernel(op = add, key = CpuNaive)]
+#[kernel(op = add, key = CpuNaive, dtypes = "all")]
 fn add_naive(_x: &Typed, _y: &Typed) -> String {
     "naive".into()
 }
@@ -68,9 +68,13 @@ fn a_user_dtype_has_its_column_and_falls_through_like_a_builtin() {
     assert_eq!(add(&user(Q8), &user(Q8)), "naive");
     assert_eq!(add(&builtin(DType::F32), &builtin(DType::F32)), "simd");
     assert_eq!(add(&builtin(DType::F64), &builtin(DType::F64)), "naive");
-    // A user dtype with another dtype, built-in or user: the mixed column (no promotion).
-    assert_eq!(add(&c, &builtin(DType::F32)), "naive");
+    // A user dtype beside built-in dtypes: its own column (its kernels decide what mixing
+    // means); two user dtypes: the mixed column (no promotion).
+    assert_eq!(add(&c, &builtin(DType::F32)), "simd");
+    assert_eq!(add(&user(Q8), &builtin(DType::F32)), "naive");
     assert_eq!(add(&c, &user(Q8)), "naive");
+    let beside = DispatchKeySet::CPU | COMPLEX64.key_bit() | DType::F32.key_bit();
+    assert_eq!(beside.column(), COMPLEX64.column());
     let mixed = DispatchKeySet::CPU | COMPLEX64.key_bit() | Q8.key_bit();
     assert_eq!(mixed.column(), DTypeColumn::Mixed);
     let table = add::handle().table_dump();
@@ -135,14 +139,18 @@ fn errors_name_user_dtypes() {
         message.contains("kernels at `CpuNaive` serve f32|complex64"),
         "{message}"
     );
-    let mixed = try_scale(&Typed(COMPLEX64.key_bit() | DType::F32.key_bit())).unwrap_err();
+    let mixed = try_scale(&Typed(COMPLEX64.key_bit() | Q8.key_bit())).unwrap_err();
     assert!(
         mixed
             .to_string()
-            .contains("no kernel for mixed dtypes (f32|complex64)"),
+            .contains("no kernel for mixed dtypes (complex64|q8)"),
         "{mixed}"
     );
     assert_eq!(scale(&user(COMPLEX64)), "naive");
+    assert_eq!(
+        scale(&Typed(COMPLEX64.key_bit() | DType::F32.key_bit())),
+        "naive"
+    );
 }
 
 /// (The dispatch trace prints a call's keys as their `Display`, asserted in
@@ -196,7 +204,7 @@ fn a_slot_claimed_twice_fails_only_calls_carrying_it() {
     assert!(try_scale(&fp8).is_err());
     // Nothing else changes: other dtypes, mixed calls without it, and the dump lists it.
     assert_eq!(add(&user(COMPLEX64), &user(COMPLEX64)), "simd");
-    assert_eq!(add(&user(COMPLEX64), &builtin(DType::F32)), "naive");
+    assert_eq!(add(&user(COMPLEX64), &builtin(DType::F32)), "simd");
     assert_eq!(
         UserDType::PrivateUse3.to_string(),
         "PrivateUse3 (claimed twice)"
@@ -206,4 +214,28 @@ fn a_slot_claimed_twice_fails_only_calls_carrying_it() {
         dump.contains("dtype PrivateUse3: claimed by `fp8_a`") && dump.contains("and by `fp8_b`"),
         "{dump}"
     );
+}
+
+// ---- a kernel that declares no dtypes serves the built-in ones only ----
+
+#[op(name = "user_dtypes::plain")]
+pub fn plain(x: &Typed) -> String;
+
+#[kernel(op = plain, key = CpuNaive)]
+fn plain_naive(_x: &Typed) -> String {
+    "naive".into()
+}
+
+#[test]
+fn a_kernel_without_dtypes_never_serves_a_user_dtype() {
+    assert_eq!(plain(&builtin(DType::F64)), "naive");
+    assert_eq!(plain(&Typed(DispatchKeySet::empty())), "naive");
+    for call in [user(Q8), Typed(Q8.key_bit() | DType::F32.key_bit())] {
+        let message = try_plain(&call).unwrap_err().to_string();
+        assert!(
+            message.contains("no kernel for dtype q8")
+                && message.contains("at `CpuNaive` serve builtin"),
+            "{message}"
+        );
+    }
 }

@@ -406,10 +406,16 @@ impl DTypeColumn {
         DTypeColumn::of_dtype_bits((dtypes.0 as u16) << NUM_USER_DTYPES)
     }
 
-    /// The column of `keys >> COLUMN_SHIFT`: the built-in byte above the user nibble. One dtype
-    /// of either kind is its column; two or more (whatever their kinds) are `mixed`.
+    /// The column of `keys >> COLUMN_SHIFT`: the built-in byte above the user nibble. One user
+    /// dtype, whatever built-in dtypes are beside it, is its column: only the kernels that know
+    /// it decide what mixing it with another dtype means (a kernel for built-in dtypes would read
+    /// its storage as something else). Otherwise one dtype is its column, and two or more are
+    /// `mixed`.
     const fn of_dtype_bits(bits: u16) -> DTypeColumn {
-        if bits == 0 {
+        let user = bits & ((1 << NUM_USER_DTYPES) - 1);
+        if user != 0 && user.is_power_of_two() {
+            DTypeColumn::ALL[NUM_DTYPES + user.trailing_zeros() as usize]
+        } else if bits == 0 {
             DTypeColumn::Untyped
         } else if !bits.is_power_of_two() {
             DTypeColumn::Mixed
@@ -481,25 +487,33 @@ impl fmt::Display for DTypeColumn {
 /// others its key is as if it were not registered, so the call falls through to the next key that
 /// serves the column.
 ///
-/// A kernel that declares nothing serves every column ([`ColumnSet::ALL`], user dtypes' columns
-/// included): it is promised nothing about its arguments' dtypes. So do fallbacks, fallthroughs
-/// and an op's body. A user dtype's column is named by its constant (`dtypes = [COMPLEX64]`,
-/// `ColumnSet::from(COMPLEX64)`); no string token stands for it.
+/// A kernel that declares nothing serves every built-in column ([`ColumnSet::BUILTIN`]: the
+/// eight dtypes, `mixed` and `untyped`), never a user dtype's: a user dtype is served only by
+/// kernels that name it (`dtypes = [COMPLEX64]`, `ColumnSet::from(COMPLEX64)`) or say `"all"`,
+/// so a kernel written for the built-in dtypes never computes on a user dtype's storage. No
+/// string token stands for one user dtype. Fallbacks, fallthroughs, overrides and an op's body
+/// serve every column ([`ColumnSet::ALL`]): a body is written in ops, which dispatch again.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct ColumnSet(u16);
 
 impl ColumnSet {
     /// No column.
     pub const EMPTY: ColumnSet = ColumnSet(0);
-    /// Every column (the user dtypes' too): what a kernel that declares no dtypes serves.
+    /// Every column (the user dtypes' too): `dtypes = "all"`, and what fallbacks, overrides and
+    /// op bodies serve.
     pub const ALL: ColumnSet = ColumnSet((1 << NUM_COLUMNS) - 1);
+    /// Every column but the user dtypes': the eight dtypes, `mixed` and `untyped`. What a kernel
+    /// that declares no dtypes serves (`dtypes = "builtin"`).
+    pub const BUILTIN: ColumnSet = ColumnSet(ColumnSet::ALL.0 & !ColumnSet::USER.0);
+    /// The user dtypes' columns.
+    const USER: ColumnSet = ColumnSet(((1 << NUM_USER_DTYPES) - 1) << NUM_DTYPES);
 
     /// The tokens `dtypes = "…"` accepts, each with the columns it stands for: the eight dtype
-    /// names, `float`, `int`, `mixed`, `untyped` and `all`.
+    /// names, `float`, `int`, `mixed`, `untyped`, `builtin` and `all`.
     ///
     /// **Invariant:** the `#[kernel]` macro accepts exactly these names (`tests/tests/dtypes.rs`
     /// checks the macro's list against this one).
-    pub const TOKENS: [(&'static str, ColumnSet); NUM_DTYPES + 5] = [
+    pub const TOKENS: [(&'static str, ColumnSet); NUM_DTYPES + 6] = [
         ("bool", DTypeColumn::Bool.set()),
         ("u8", DTypeColumn::U8.set()),
         ("i32", DTypeColumn::I32.set()),
@@ -512,6 +526,7 @@ impl ColumnSet {
         ("int", ColumnSet::of_dtypes(DTypeSet::INTS)),
         ("mixed", DTypeColumn::Mixed.set()),
         ("untyped", DTypeColumn::Untyped.set()),
+        ("builtin", ColumnSet::BUILTIN),
         ("all", ColumnSet::ALL),
     ];
 
@@ -663,6 +678,9 @@ impl fmt::Display for ColumnSet {
         }
         if self.is_all() {
             return f.write_str("all");
+        }
+        if *self == ColumnSet::BUILTIN {
+            return f.write_str("builtin");
         }
         let mut rest = *self;
         let mut first = true;

@@ -327,7 +327,9 @@ impl fmt::Display for DispatchError {
                 // Dtypes are named when they matter: the call carries some, or a kernel at one of
                 // its keys serves only some columns.
                 let typed = *column != DTypeColumn::Untyped
-                    || served.iter().any(|(_, columns)| !columns.is_all());
+                    || served
+                        .iter()
+                        .any(|(_, columns)| !columns.is_all() && *columns != ColumnSet::BUILTIN);
                 if typed {
                     let what = match column {
                         DTypeColumn::Untyped => "untyped calls".to_owned(),
@@ -371,6 +373,17 @@ impl fmt::Display for DispatchError {
                         )?;
                     }
                     return Ok(());
+                }
+                // A user dtype is served by the kernels that name it: none at any key here.
+                if let Some(dtype) = column.user_dtype() {
+                    return write!(
+                        f,
+                        "{column} is a user dtype, served only by kernels that name it, and none \
+                         of this op's does. Register one with `dtypes = [MY_DTYPE]` (`MY_DTYPE: \
+                         UserDType = UserDType::{}`), or `dtypes = \"all\"` for a kernel that \
+                         reads no elements (a view)",
+                        dtype.slot_name()
+                    );
                 }
                 if available.is_empty() {
                     return write!(

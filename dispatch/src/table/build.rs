@@ -131,9 +131,16 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
 fn column_groups<F: Copy>(
     kernels: Vec<KernelRegistration<F>>,
 ) -> Vec<(ColumnSet, Vec<KernelRegistration<F>>)> {
-    // The common case, no kernel declaring `dtypes`: one group, found without comparing anything.
-    if kernels.iter().all(|r| r.meta().dtypes.is_all()) {
-        return vec![(ColumnSet::ALL, kernels)];
+    // The common case, every kernel serving the same columns (none declaring `dtypes`: the
+    // built-in ones): those columns and the others, which no kernel serves, found without
+    // comparing column by column.
+    let first = kernels.first().map_or(ColumnSet::ALL, |r| r.meta().dtypes);
+    if kernels.iter().all(|r| r.meta().dtypes == first) {
+        let rest = ColumnSet::ALL.difference(first);
+        if rest.is_empty() {
+            return vec![(first, kernels)];
+        }
+        return vec![(first, kernels), (rest, Vec::new())];
     }
     // Two columns are served alike when every kernel serves both or neither.
     let mut groups: Vec<(ColumnSet, Vec<bool>)> = Vec::new();

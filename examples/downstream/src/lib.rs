@@ -4,8 +4,11 @@
 //! - adds a device: a toy backend on [`DispatchKey::PrivateUse1`] whose tensors keep their values
 //!   in a storage type of its own ([`ToyStorage`]), as a GPU backend keeps a buffer;
 //! - registers kernels for standard ops it does not own (`add`, `mul`) on that device;
-//! - with its feature `wgpu`, gives [`scale()`] a GPU kernel: a WGSL snippet and a few lines of
-//!   Rust over `switchyard_backends::wgpu`'s public kernel API (`src/gpu.rs`).
+//! - declares a dtype of its own, [`COMPLEX64`], and serves the standard `add` and `mul` on it
+//!   (`src/complex.rs`);
+//! - with its feature `wgpu`, gives [`scale()`] and `complex64`'s `add` and `mul` GPU kernels:
+//!   WGSL snippets and a few lines of Rust over `switchyard_backends::wgpu`'s public kernel API
+//!   (`src/gpu.rs`).
 //!
 //! No central list was edited: the registrations are linkme statics, found at first use.
 //!
@@ -22,8 +25,11 @@
 
 #![warn(missing_docs)]
 
+mod complex;
 #[cfg(feature = "wgpu")]
 mod gpu;
+
+pub use complex::{COMPLEX64, complex, complex_values};
 
 use switchyard::ops::{add, mul};
 use switchyard::{

@@ -1,11 +1,11 @@
-//! `scale`'s GPU kernel (feature `wgpu`) against its CPU kernel, on whatever adapter wgpu finds
+//! `scale`'s and `complex64`'s GPU kernels (feature `wgpu`) against their CPU kernels, on whatever adapter wgpu finds
 //! (CI: Mesa's software Vulkan driver here, its GL driver through `switchyard-tests-wgpu`). Skips,
 //! saying so, without an adapter, unless `REQUIRE_GPU=1`.
 #![cfg(feature = "wgpu")]
 
-use switchyard::ops::{expand, narrow, select};
+use switchyard::ops::{add, expand, mul, narrow, select};
 use switchyard::{Device, ErrorKind, Tensor};
-use switchyard_example_downstream::scale;
+use switchyard_example_downstream::{COMPLEX64, complex, complex_values, scale};
 
 /// Whether a GPU adapter exists; if not, says the test is skipped, or panics with `REQUIRE_GPU=1`.
 fn gpu_or_skip(test: &str) -> bool {
@@ -68,4 +68,78 @@ fn scale_on_the_gpu_serves_f32_only_and_says_so() {
         "{error}"
     );
     assert!(error.to_string().contains("i64"), "{error}");
+}
+
+/// A `complex64` tensor moved to the GPU: its storage's `i64` words moved, seen as complex64
+/// again there (`to` copies built-in dtypes; a user dtype's view is taken on each side).
+fn complex_on_gpu(z: &Tensor) -> Tensor {
+    z.as_storage_dtype()
+        .to(Device::Wgpu)
+        .as_user_dtype(COMPLEX64)
+        .unwrap()
+}
+
+#[test]
+fn complex64_add_and_mul_on_the_gpu_match_the_cpu() {
+    if !gpu_or_skip("complex64_add_and_mul_on_the_gpu_match_the_cpu") {
+        return;
+    }
+    // 300 elements: two workgroups; values with cancellation in `ac − bd`.
+    let pairs = |seed: f32| -> Vec<(f32, f32)> {
+        (0..300)
+            .map(|i| {
+                let t = i as f32 * 0.73 + seed;
+                (t.sin() * 40.0, (t * 1.9).cos() * 3.0)
+            })
+            .collect()
+    };
+    let x = complex(&pairs(0.0), &[20, 15]).unwrap();
+    let y = complex(&pairs(5.0), &[20, 15]).unwrap();
+    let row = complex(&pairs(9.0)[..15], &[15]).unwrap();
+    let (gx, gy, grow) = (complex_on_gpu(&x), complex_on_gpu(&y), complex_on_gpu(&row));
+    let cases: [(&str, Tensor, Tensor, Tensor, Tensor); 3] = [
+        ("contiguous", x.clone(), y.clone(), gx.clone(), gy.clone()),
+        ("transposed", x.t(), y.t(), gx.t(), gy.t()),
+        ("broadcast row", x.clone(), row, gx.clone(), grow),
+    ];
+    for (what, a, b, ga, gb) in cases {
+        let sum = add(&ga, &gb);
+        assert_eq!(sum.device(), Device::Wgpu, "{what}");
+        assert_eq!(sum.user_dtype(), Some(COMPLEX64), "{what}");
+        // One rounding per part, on both sides: exact.
+        assert_eq!(
+            complex_values(&sum).unwrap(),
+            complex_values(&add(&a, &b)).unwrap(),
+            "{what}"
+        );
+        // `ac − bd`: a GPU may fuse one product into the subtraction (one rounding fewer), so
+        // parts agree to a few ulps of the products' size, not bit for bit.
+        let (got, want) = (
+            complex_values(&mul(&ga, &gb)).unwrap(),
+            complex_values(&mul(&a, &b)).unwrap(),
+        );
+        for (i, ((gr, gi), (wr, wi))) in got.iter().zip(&want).enumerate() {
+            let scale = 40.0 * 40.0 * f32::EPSILON * 4.0;
+            assert!(
+                (gr - wr).abs() <= scale && (gi - wi).abs() <= scale,
+                "{what}: element {i}: GPU ({gr}, {gi}), CPU ({wr}, {wi})"
+            );
+        }
+    }
+}
+
+#[test]
+fn complex64_on_the_gpu_refuses_what_it_does_not_serve() {
+    if !gpu_or_skip("complex64_on_the_gpu_refuses_what_it_does_not_serve") {
+        return;
+    }
+    let z = complex_on_gpu(&complex(&[(1.0, 2.0)], &[1]).unwrap());
+    let err = switchyard::ops::try_neg(&z).unwrap_err().to_string();
+    assert!(err.contains("complex64") && err.contains("Wgpu"), "{err}");
+    let real = Tensor::vector(&[1.0]).to(Device::Wgpu);
+    let err = switchyard::ops::try_mul(&z, &real).unwrap_err().to_string();
+    assert!(
+        err.contains("complex64 is computed with complex64 only"),
+        "{err}"
+    );
 }

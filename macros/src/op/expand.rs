@@ -242,7 +242,7 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
                     name: &'static str,
                     kernel: __SwitchyardKernelFn,
                 ) -> ::core::result::Result<#private::Registration, #private::DispatchError> {
-                    __switchyard_register_dtypes(key, #private::ColumnSet::ALL, name, kernel)
+                    __switchyard_register_dtypes(key, #private::ColumnSet::BUILTIN, name, kernel)
                 }
 
                 /// Registers `kernel` at `key` for the dtypes in `dtypes` only (a `DType`, a
