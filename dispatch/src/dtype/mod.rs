@@ -877,7 +877,9 @@ mod tests {
         assert_eq!(ColumnSet::EMPTY.to_string(), "(none)");
         let unknown = ColumnSet::parse("f32,double").unwrap_err();
         assert!(unknown.contains("unknown dtype `double`"), "{unknown}");
-        assert!(unknown.contains("`untyped`, `all`"), "{unknown}");
+        assert!(unknown.contains("`untyped`, `builtin`, `all`"), "{unknown}");
+        assert_eq!(set("builtin").union(user), ColumnSet::ALL);
+        assert_eq!(ColumnSet::BUILTIN.to_string(), "builtin");
         assert!(
             ColumnSet::parse("f32,")
                 .unwrap_err()

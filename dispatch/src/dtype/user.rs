@@ -344,8 +344,10 @@ mod tests {
             assert_eq!(keys.keys_only(), DispatchKeySet::CPU);
             assert!(keys.dtypes().is_empty(), "no built-in dtype");
             assert_eq!(keys.user_dtypes().collect::<Vec<_>>(), [dtype]);
-            // With a built-in dtype, or another slot: mixed.
-            assert_eq!((keys | DType::F32.key_bit()).column(), DTypeColumn::Mixed);
+            // With a built-in dtype: its own column; with another slot: mixed.
+            assert_eq!((keys | DType::F32.key_bit()).column(), dtype.column());
+            let several = keys | DType::F32.key_bit() | DType::I64.key_bit();
+            assert_eq!(several.column(), dtype.column());
             for other in UserDType::ALL.into_iter().filter(|o| *o != dtype) {
                 assert_eq!((keys | other.key_bit()).column(), DTypeColumn::Mixed);
             }

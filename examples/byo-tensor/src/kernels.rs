@@ -155,7 +155,7 @@ fn exp_host(x: &NdTensor) -> Result<NdTensor> {
 
 /// Reached only when both `x` and the target are on the host (else the accelerator's key is in
 /// the call and wins).
-#[kernel(op = to_device, key = crate::tensor::HOST)]
+#[kernel(op = to_device, key = crate::tensor::HOST, dtypes = "all")]
 fn to_device_host(x: &NdTensor, device: Device) -> NdTensor {
     ran("byo::to_device@host");
     debug_assert_eq!((x.device(), device), (Device::Host, Device::Host));
@@ -187,8 +187,8 @@ fn sum_accel(x: &NdTensor) -> Result<NdTensor> {
 // ---- complex64, the library's own dtype ----
 //
 // `add` on both devices, `mul` on the host only: complex `mul` on the accelerator is a
-// missing-kernel error that names the dtype. A complex64 tensor with an `f32` one is the `mixed`
-// column, which no kernel here serves: the engine promotes nothing, so neither does this library.
+// missing-kernel error that names the dtype. A complex64 tensor with an `f32` one reads the
+// complex64 column: the engine promotes nothing, and these kernels refuse the `f32` operand.
 
 #[kernel(op = add, key = crate::tensor::HOST, dtypes = [COMPLEX64])]
 fn add_host_complex(x: &NdTensor, y: &NdTensor) -> Result<NdTensor> {
@@ -208,10 +208,10 @@ fn add_accel_complex(x: &NdTensor, y: &NdTensor) -> Result<NdTensor> {
     complex_elementwise("byo::add", Device::Accel, x, y, complex_add)
 }
 
-/// Copies host → accelerator and back (either dtype: the kernel declares no `dtypes`, so it
-/// serves every column): whenever the accelerator is one side of the move, its key is the
+/// Copies host → accelerator and back (either dtype: `dtypes = "all"`, as a kernel declaring
+/// none would serve the built-in dtypes only): whenever the accelerator is one side of the move, its key is the
 /// highest in the call.
-#[kernel(op = to_device, key = crate::tensor::ACCEL)]
+#[kernel(op = to_device, key = crate::tensor::ACCEL, dtypes = "all")]
 fn to_device_accel(x: &NdTensor, device: Device) -> NdTensor {
     ran("byo::to_device@accel");
     if x.device() == device {

@@ -75,17 +75,19 @@ fn a_missing_complex64_kernel_names_the_dtype() {
     assert_eq!(ACCEL, DispatchKey::PrivateUse1);
 }
 
-/// The engine promotes nothing: `complex64` with `f32` is the mixed column, which no kernel of
-/// this library serves.
+/// The engine promotes nothing: `complex64` with `f32` reads the complex64 column, whose kernels
+/// (this library's) refuse the `f32` operand; no `f32` kernel ever sees the complex one.
 #[test]
-fn complex64_with_f32_is_mixed_and_refused() {
+fn complex64_with_f32_reaches_the_complex_kernel_and_is_refused() {
+    take_kernel_log();
     let z = complex(Device::Host);
     let x = NdTensor::vector(&[1.0, 2.0], Device::Host);
     let message = try_add(&z, &x).unwrap_err().to_string();
-    assert!(
-        message.starts_with("op `byo::add`: no kernel for mixed dtypes (f32|complex64)"),
-        "{message}"
+    assert_eq!(
+        message,
+        "op `byo::add`: the host complex64 kernel got a f32 tensor on host"
     );
+    assert_eq!(take_kernel_log(), ["byo::add@host complex64"]);
 }
 
 #[test]

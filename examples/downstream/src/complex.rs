@@ -13,12 +13,15 @@ use switchyard::{Result, Tensor, UserDType, declare_dtype, kernel};
 pub const COMPLEX64: UserDType = UserDType::PrivateUse4;
 declare_dtype!(COMPLEX64, "complex64", bytes = 8, kind = Other);
 
+/// One element: its real and imaginary parts.
+type Complex = (f32, f32);
+
 /// One element's storage word: the real part's bits low, the imaginary part's high.
-fn pack((re, im): (f32, f32)) -> i64 {
+fn pack((re, im): Complex) -> i64 {
     (u64::from(im.to_bits()) << 32 | u64::from(re.to_bits())) as i64
 }
 
-fn unpack(word: i64) -> (f32, f32) {
+fn unpack(word: i64) -> Complex {
     let word = word as u64;
     (
         f32::from_bits(word as u32),
@@ -86,7 +89,7 @@ fn complex_binary(
     op: &'static str,
     x: &Tensor,
     y: &Tensor,
-    f: fn((f32, f32), (f32, f32)) -> (f32, f32),
+    f: fn(Complex, Complex) -> Complex,
 ) -> Result<Tensor> {
     both_complex(op, x, y)?;
     let (x, y, shape) = broadcast_pair(op, x, y)?;
@@ -101,12 +104,12 @@ fn complex_binary(
 }
 
 /// `(a + bi) + (c + di)`.
-pub(crate) fn complex_add((a, b): (f32, f32), (c, d): (f32, f32)) -> (f32, f32) {
+pub(crate) fn complex_add((a, b): Complex, (c, d): Complex) -> Complex {
     (a + c, b + d)
 }
 
 /// `(a + bi)(c + di) = (ac − bd) + (ad + bc)i`, each product and sum rounded once, as written.
-pub(crate) fn complex_mul((a, b): (f32, f32), (c, d): (f32, f32)) -> (f32, f32) {
+pub(crate) fn complex_mul((a, b): Complex, (c, d): Complex) -> Complex {
     (a * c - b * d, a * d + b * c)
 }
 
