@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::error::{DispatchError, ErrorKind, Location};
+pub(crate) use crate::registry::bare_name;
 use crate::registry::{ErasedOp, SWITCHYARD_OPS as OPS};
 
 /// The ops of one full name.
@@ -52,11 +53,6 @@ fn index() -> &'static Index {
         }
         Index { full, bare }
     })
-}
-
-/// The part of an op name after its namespace: `softmax` of `switchyard::softmax`.
-pub(crate) fn bare_name(name: &str) -> &str {
-    name.rsplit_once("::").map_or(name, |(_, bare)| bare)
 }
 
 /// What a name finds.

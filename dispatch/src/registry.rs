@@ -164,6 +164,11 @@ pub struct OpInfo {
     pub mixes_devices: bool,
 }
 
+/// The part of an op name after its namespace: `softmax` of `switchyard::softmax`.
+pub(crate) fn bare_name(name: &str) -> &str {
+    name.rsplit_once("::").map_or(name, |(_, bare)| bare)
+}
+
 impl OpInfo {
     /// The namespace of the op's name: `switchyard` of `switchyard::add`.
     pub fn namespace(&self) -> &'static str {
@@ -174,7 +179,7 @@ impl OpInfo {
 
     /// The op's name without its namespace: `add` of `switchyard::add`.
     pub fn bare_name(&self) -> &'static str {
-        crate::names::bare_name(self.name)
+        bare_name(self.name)
     }
 
     /// The op's Rust item by its path from its crate's root (`my_crate::ops::cube`): what

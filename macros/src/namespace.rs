@@ -41,15 +41,35 @@ pub fn full(name: &str) -> Option<String> {
 }
 
 /// The hidden, crate-wide item whose redefinition is the error for a second op of `full_name` in
-/// one crate; spanned on `span` (the op's `name` string, or its function's name).
+/// one crate; spanned on `span` (the op's `name` string, or its function's name). The crate's own
+/// namespace is spelled `crate` in it, so that the item's name (in the error) does not depend on
+/// the crate's.
 pub fn unique_in_crate(full_name: &str, span: Span) -> TokenStream {
-    let readable: String = full_name
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
+    let (namespace, bare) = full_name.rsplit_once("::").unwrap_or(("", full_name));
+    let own = crate_namespace().is_some_and(|own| own == namespace);
+    let readable = |text: &str| -> String {
+        text.chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect()
+    };
     // The readable part alone could equate two names (`a_::b`, `a::_b`); the hash cannot.
-    let hash = crate::mangle::fnv1a(&[full_name]);
-    let ident = Ident::new(&format!("__switchyard_op_{readable}_{hash:016x}"), span);
+    let hash = if own {
+        crate::mangle::fnv1a(&["\0crate", bare])
+    } else {
+        crate::mangle::fnv1a(&[namespace, bare])
+    };
+    let namespace = if own {
+        "crate".into()
+    } else {
+        readable(namespace)
+    };
+    let ident = Ident::new(
+        &format!(
+            "__switchyard_op_named__{namespace}__{}__{hash:016x}",
+            readable(bare)
+        ),
+        span,
+    );
     quote_spanned! {span=>
         #[doc(hidden)]
         #[allow(non_local_definitions, unused_macros)]

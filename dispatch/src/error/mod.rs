@@ -460,13 +460,21 @@ impl fmt::Display for DispatchError {
                 )?;
                 if a == b {
                     write!(f, " (give one of them another `name`)")
-                } else {
+                } else if a == namespace || b == namespace {
                     let other = if a == namespace { b } else { a };
                     write!(
                         f,
-                        " (namespace `{namespace}` is claimed twice: declare the op of crate \
-                         `{other}` in its own, `#[op(name = \"{other}::{bare}\")]`, or leave \
-                         `name` out: an op takes its crate's name as namespace)"
+                        " (namespace `{namespace}` is crate `{namespace}`'s: declare the op of \
+                         crate `{other}` in its own, `#[op(name = \"{other}::{bare}\")]`, or \
+                         leave `name` out: an op takes its crate's name as namespace)"
+                    )
+                } else {
+                    write!(
+                        f,
+                        " (namespace `{namespace}` is claimed by both: declare each in its \
+                         crate's, `#[op(name = \"{a}::{bare}\")]` in crate `{a}` or \
+                         `#[op(name = \"{b}::{bare}\")]` in crate `{b}`, or leave `name` out: an \
+                         op takes its crate's name as namespace)"
                     )
                 }
             }
