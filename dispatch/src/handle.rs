@@ -9,7 +9,7 @@ use crate::cpu::{CpuFeatures, CpuPolicy, Verdict};
 use crate::dtype::{ColumnSet, DTypeColumn};
 use crate::error::{DispatchError, ErrorKind, Location};
 use crate::key::{DispatchKey, DispatchKeySet};
-use crate::names;
+use crate::names::{self, Found};
 use crate::origin::{Conflict, KernelMeta, SlotOrigin};
 use crate::registration::Registration;
 use crate::registry::{
@@ -28,9 +28,22 @@ impl OpHandle {
         OpHandle { op }
     }
 
-    /// The op's name.
+    /// The op's full name, `namespace::name` (`switchyard::add`, `my_crate::swish`): what dumps,
+    /// traces, profiles and errors show.
     pub fn name(&self) -> &'static str {
         self.op.info().name
+    }
+
+    /// The op's namespace: `switchyard` for the standard ops, the declaring crate's name for an
+    /// op declared without one.
+    pub fn namespace(&self) -> &'static str {
+        self.op.info().namespace()
+    }
+
+    /// The op's name without its namespace (`add`): what `find_op` also accepts, where no other
+    /// linked op has it.
+    pub fn bare_name(&self) -> &'static str {
+        self.op.info().bare_name()
     }
 
     /// The op's schema, e.g. `mul(x: Tensor, y: Tensor) -> Tensor`.
@@ -207,19 +220,42 @@ pub fn ops() -> Vec<OpHandle> {
     ops
 }
 
-/// The op named `name`, if one is linked into this binary.
+/// The op named `name`, if one is linked into this binary: by full name (`switchyard::add`), or
+/// by bare name (`add`) where exactly one linked op has it. `None` also for a bare name that ops
+/// of several namespaces have; [`op_named`] says which.
 pub fn find_op(name: &str) -> Option<OpHandle> {
-    names::find(name).map(OpHandle::new)
+    match names::find(name) {
+        Found::One(op) => Some(OpHandle::new(op)),
+        Found::Ambiguous(_) | Found::Unknown => None,
+    }
 }
 
-/// The op named `name`, or an error that lists linked ops with similar names.
+/// The op named `name`, as [`find_op`] finds it, or an error: for a bare name that ops of
+/// several namespaces have, naming their full names; for an unknown name, listing linked ops
+/// with similar names.
 pub fn op_named(name: &str) -> Result<OpHandle, DispatchError> {
-    find_op(name).ok_or_else(|| {
+    let found = match names::find(name) {
+        Found::One(op) => Some(OpHandle::new(op)),
+        Found::Ambiguous(candidates) => {
+            return Err(DispatchError::new(ErrorKind::AmbiguousOp {
+                name: name.to_owned(),
+                candidates: candidates.to_vec(),
+            }));
+        }
+        Found::Unknown => None,
+    };
+    found.ok_or_else(|| {
         let wanted = name.to_lowercase();
         let mut similar: Vec<&'static str> = OPS
             .iter()
             .map(|op| op.info().name)
             .filter(|known| {
+                // A bare name is compared with bare names.
+                let known = if name.contains("::") {
+                    known
+                } else {
+                    names::bare_name(known)
+                };
                 let known = known.to_lowercase();
                 known.contains(&wanted)
                     || wanted.contains(&known)

@@ -83,7 +83,7 @@ pub use runtime::{register_fallback, register_fallthrough, set_dispatch_trace};
 /// Declares an operator: `#[op(name = "mul")] pub fn mul(x: &Tensor, y: &Tensor) -> Tensor;`
 ///
 /// Arguments: `name = "…"` (the op's name in `find_op`, dumps and errors; defaults to the
-/// function's name), `error = Type` (the body's own error type; below), `unboxed` (opt out of boxing, for ops whose argument or result types have no
+/// function's name; see "Names" below), `error = Type` (the body's own error type; below), `unboxed` (opt out of boxing, for ops whose argument or result types have no
 /// [`Value`] form: such an op cannot be called boxed, and a boxed fallback reaching it is an
 /// error), `mixes_devices` (arguments may be on different devices: an op that copies between
 /// them, such as `switchyard::ops::to`; other ops report a device mismatch) and `crate = path` (where
@@ -162,6 +162,17 @@ pub use runtime::{register_fallback, register_fallthrough, set_dispatch_trace};
 /// whose handles share storage, a write of its data through any handle is seen by all of them;
 /// the write-back matters to a kernel or fallback that replaces the handle (`*x = new`). With
 /// `unboxed`, `T` needs no boxed form.
+///
+/// **Names.** Every op's full name is `namespace::name`. Without a namespace (`#[op]`, or
+/// `name = "mul"`) the op takes its crate's name, as Cargo gives it to the compiler
+/// (`CARGO_CRATE_NAME`: the library's in its doctests, the test target's in an integration test),
+/// so `#[op] pub fn softmax` in crate `my_lib` is `my_lib::softmax` and never clashes with the
+/// standard `switchyard::softmax`. `name = "ns::mul"` gives the namespace (one `::`); that is how
+/// the standard ops are declared in `switchyard`'s. Dumps, traces, profiles, exports and the
+/// engine's errors show full names; [`find_op`], [`op_named`] and [`call_boxed`] take a full
+/// name, or a bare one that exactly one linked op has. Two ops of one full name in one crate are
+/// a compile error (rustc's "defined multiple times", pointing at both); in two crates, calls of
+/// those ops fail with an error naming both crates.
 ///
 /// Rules, each a compile error on the offending token: every parameter is a plain name whose type
 /// implements [`DispatchArg`]; no generics, `async`, `const`, `unsafe`, `extern`, variadics or
@@ -283,8 +294,10 @@ pub use switchyard_macros::op;
 ///   (`op = "mul"`, `op = "ops::mul"`). The op's `name = "…"` string (the form dumps, traces and
 ///   errors print) is accepted too when the kernel's own file declares that op: for
 ///   `#[op(name = "nc::twice")] pub fn twice(…)` in the same file, `op = "nc::twice"` is
-///   `op = twice`; for an op declared elsewhere, write its item (`op = twice` after
-///   `use my_ops::twice;`, or its path). A name that nothing in the kernel's file declares or
+///   `op = twice` (so is its crate's `op = "my_crate::twice"` for `#[op] pub fn twice`); a
+///   standard op's full name is its item (`op = "switchyard::mul"` is
+///   `op = switchyard::ops::mul`); for an op declared elsewhere, write its item (`op = twice`
+///   after `use my_ops::twice;`, or its path), which the error for its name string says. A name that nothing in the kernel's file declares or
 ///   imports is reported as "no op `…` in scope" (with the file's ops that it may misspell);
 ///   a plain function that is not an op, as such;
 /// - `key`: the [`DispatchKey`] served, by name in either spelling (`CpuSimd` or `CPU_SIMD`,

@@ -149,7 +149,8 @@ impl FallbackRegistration {
 /// What an op is: its name, schema and where it was declared.
 #[derive(Clone, Copy, Debug)]
 pub struct OpInfo {
-    /// The op's name (`#[op(name = …)]`).
+    /// The op's full name, `namespace::name` (`#[op(name = …)]`, in its crate's namespace unless
+    /// it names one).
     pub name: &'static str,
     /// The schema generated from the Rust signature, e.g. `mul(x: Tensor, y: Tensor) -> Tensor`.
     pub schema: &'static str,
@@ -163,7 +164,24 @@ pub struct OpInfo {
     pub mixes_devices: bool,
 }
 
+/// The part of an op name after its namespace: `softmax` of `switchyard::softmax`.
+pub(crate) fn bare_name(name: &str) -> &str {
+    name.rsplit_once("::").map_or(name, |(_, bare)| bare)
+}
+
 impl OpInfo {
+    /// The namespace of the op's name: `switchyard` of `switchyard::add`.
+    pub fn namespace(&self) -> &'static str {
+        self.name
+            .rsplit_once("::")
+            .map_or("", |(namespace, _)| namespace)
+    }
+
+    /// The op's name without its namespace: `add` of `switchyard::add`.
+    pub fn bare_name(&self) -> &'static str {
+        bare_name(self.name)
+    }
+
     /// The op's Rust item by its path from its crate's root (`my_crate::ops::cube`): what
     /// `#[kernel(op = …)]` names. (`location.module` is the op's hidden module, inside the op's
     /// own module named after the item.)

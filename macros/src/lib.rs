@@ -19,6 +19,7 @@ mod fallback;
 mod kernel;
 mod keys;
 mod mangle;
+mod namespace;
 mod op;
 mod private;
 mod schema;

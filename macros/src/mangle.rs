@@ -17,7 +17,7 @@ fn sanitized(text: &str) -> String {
 
 /// FNV-1a, 64 bits: stable across compilers and runs (std's hashers promise neither), and ample
 /// for telling apart the ops of one binary.
-fn fnv1a(parts: &[&str]) -> u64 {
+pub fn fnv1a(parts: &[&str]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for part in parts {
         // A separator, so that ("ab", "c") and ("a", "bc") differ.

@@ -40,5 +40,5 @@ switchyard::boxable!(Rounding);
 /// assert_eq!(ops::div_rounded(&x, &y, Rounding::Trunc).to_vec::<i64>(), [3, -3]);
 /// assert_eq!(ops::div_rounded(&x, &y, Rounding::Floor).to_vec::<i64>(), [3, -4]);
 /// ```
-#[op(name = "div_rounded")]
+#[op(name = "switchyard::div_rounded")]
 pub fn div_rounded(x: &Tensor, y: &Tensor, mode: Rounding) -> Tensor;

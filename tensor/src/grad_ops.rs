@@ -22,7 +22,7 @@ use crate::ops::{try_full, try_le, try_where_cond};
 /// let grad = Tensor::from_vec(vec![5.0f32, 5.0, 5.0, 5.0], &[4]).unwrap();
 /// assert_eq!(ops::relu_backward(&grad, &out).to_vec::<f32>(), [0.0, 0.0, 5.0, 5.0]);
 /// ```
-#[op(name = "relu_backward")]
+#[op(name = "switchyard::relu_backward")]
 pub fn relu_backward(grad: &Tensor, out: &Tensor) -> Tensor {
     let zero_out = try_full(&[], 0.0, out.dtype(), out.device())?;
     let zero_grad = try_full(&[], 0.0, grad.dtype(), grad.device())?;

@@ -33,19 +33,19 @@ type Result<T> = std::result::Result<T, DispatchError>;
 /// Writes `src` into `dst`'s elements: broadcast to `dst`'s shape and converted to its dtype (as
 /// [`to_dtype`](fn@crate::ops::to_dtype) converts). `src` may share storage with `dst`, even overlap
 /// it: it is read in full before anything is written. `src` may be on another device.
-#[op(name = "copy_", mixes_devices)]
+#[op(name = "switchyard::copy_", mixes_devices)]
 pub fn copy_(dst: &mut Tensor, src: &Tensor);
 
 /// Sets every element of `x` to `value`, converted to `x`'s dtype (floats to integers truncate
 /// toward zero and saturate; non-zero is `true`). A composite: `full` of one element on `x`'s
 /// device, then `copy_`.
-#[op(name = "fill_")]
+#[op(name = "switchyard::fill_")]
 pub fn fill_(x: &mut Tensor, value: f64) {
     fill_as("fill_", x, value)
 }
 
 /// Sets every element of `x` to zero.
-#[op(name = "zero_")]
+#[op(name = "switchyard::zero_")]
 pub fn zero_(x: &mut Tensor) {
     fill_as("zero_", x, 0.0)
 }
@@ -62,22 +62,23 @@ macro_rules! binary_in_place {
         $(#[doc = $doc])*
         #[op(name = $op)]
         pub fn $name(x: &mut Tensor, y: &Tensor) {
-            check_binary($op, x, y)?;
+            let op = bare($op);
+            check_binary(op, x, y)?;
             let result = $out_of_place(x, y)?;
-            write_result($op, x, &result)
+            write_result(op, x, &result)
         }
     )*};
 }
 
 binary_in_place! {
     /// `x += y`, `y` broadcast to `x`'s shape.
-    add_ = "add_" via try_add;
+    add_ = "switchyard::add_" via try_add;
     /// `x -= y`, `y` broadcast to `x`'s shape.
-    sub_ = "sub_" via try_sub;
+    sub_ = "switchyard::sub_" via try_sub;
     /// `x *= y`, `y` broadcast to `x`'s shape.
-    mul_ = "mul_" via try_mul;
+    mul_ = "switchyard::mul_" via try_mul;
     /// `x /= y`, `y` broadcast to `x`'s shape (true division: `x` must be a float tensor).
-    div_ = "div_" via try_div;
+    div_ = "switchyard::div_" via try_div;
 }
 
 macro_rules! unary_in_place {
@@ -85,21 +86,27 @@ macro_rules! unary_in_place {
         $(#[doc = $doc])*
         #[op(name = $op)]
         pub fn $name(x: &mut Tensor) {
-            x.check_writable($op)?;
-            fits($op, x, rules::unary($op, x.dtype())?)?;
+            let op = bare($op);
+            x.check_writable(op)?;
+            fits(op, x, rules::unary(op, x.dtype())?)?;
             let result = $out_of_place(x)?;
-            write_result($op, x, &result)
+            write_result(op, x, &result)
         }
     )*};
 }
 
 unary_in_place! {
     /// `x = -x`.
-    neg_ = "neg_" via try_neg;
+    neg_ = "switchyard::neg_" via try_neg;
     /// `x = max(x, 0)`.
-    relu_ = "relu_" via try_relu;
+    relu_ = "switchyard::relu_" via try_relu;
     /// `x = e^x` (`x` must be a float tensor).
-    exp_ = "exp_" via try_exp;
+    exp_ = "switchyard::exp_" via try_exp;
+}
+
+/// An op's name without its namespace, as the kernels' own errors (and `rules`) name ops.
+fn bare(op: &'static str) -> &'static str {
+    op.rsplit_once("::").map_or(op, |(_, bare)| bare)
 }
 
 /// The checks of a binary in-place op, before it computes: `x` writable, `y` broadcasting to

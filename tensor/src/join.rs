@@ -33,7 +33,7 @@ type Result<T> = std::result::Result<T, DispatchError>;
 /// let e = ops::try_cat(&[a, b], -1).unwrap_err().to_string();
 /// assert!(e.contains("cat") && e.contains("[1, 2]") && e.contains("[2, 2]"), "{e}");
 /// ```
-#[op(name = "cat")]
+#[op(name = "switchyard::cat")]
 pub fn cat(xs: &[Tensor], dim: isize) -> Tensor;
 
 /// The tensors of `xs` (all of one shape) stacked along a new dimension `dim`
@@ -49,7 +49,7 @@ pub fn cat(xs: &[Tensor], dim: isize) -> Tensor;
 /// assert_eq!(pairs.shape(), [2, 2]);
 /// assert_eq!(pairs.to_vec::<f32>(), [1.0, 3.0, 2.0, 4.0]);
 /// ```
-#[op(name = "stack")]
+#[op(name = "switchyard::stack")]
 pub fn stack(xs: &[Tensor], dim: isize) -> Tensor {
     const OP: &str = "stack";
     let first = check_nonempty(OP, xs)?;

@@ -31,7 +31,7 @@ type Result<T> = std::result::Result<T, DispatchError>;
 /// let want = [e, e * 1f32.exp(), e * 2f32.exp(), 0.5, 0.5, 0.0];
 /// assert!(p.iter().zip(want).all(|(p, w)| (p - w).abs() < 1e-6));
 /// ```
-#[op(name = "softmax")]
+#[op(name = "switchyard::softmax")]
 pub fn softmax(x: &Tensor, dim: isize) -> Tensor {
     let shifted = shifted_by_max("softmax", x, dim)?;
     let e = try_exp(&shifted)?;
@@ -49,7 +49,7 @@ pub fn softmax(x: &Tensor, dim: isize) -> Tensor {
 /// let lp = ops::log_softmax(&logits, 1).to_vec::<f64>();
 /// assert!((lp[0] + 1000.0).abs() < 1e-9 && lp[1].abs() < 1e-9);
 /// ```
-#[op(name = "log_softmax")]
+#[op(name = "switchyard::log_softmax")]
 pub fn log_softmax(x: &Tensor, dim: isize) -> Tensor {
     log_softmax_as("log_softmax", x, dim)
 }
@@ -83,7 +83,7 @@ pub fn log_softmax(x: &Tensor, dim: isize) -> Tensor {
 /// let e = ops::try_cross_entropy(&logits, &bad).unwrap_err().to_string();
 /// assert!(e.contains("cross_entropy") && e.contains("target 2"), "{e}");
 /// ```
-#[op(name = "cross_entropy")]
+#[op(name = "switchyard::cross_entropy")]
 pub fn cross_entropy(logits: &Tensor, targets: &Tensor) -> Tensor {
     const OP: &str = "cross_entropy";
     let (n, classes) = check_cross_entropy(logits, targets)?;

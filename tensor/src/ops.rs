@@ -88,41 +88,41 @@ pub use crate::inplace::{
 type Result<T> = std::result::Result<T, switchyard::DispatchError>;
 
 /// `x + y`, elementwise, broadcast and promoted (`bool + bool` is logical or).
-#[op(name = "add")]
+#[op(name = "switchyard::add")]
 pub fn add(x: &Tensor, y: &Tensor) -> Tensor;
 
 /// `x - y`, elementwise, broadcast and promoted (not defined for two `bool` tensors).
-#[op(name = "sub")]
+#[op(name = "switchyard::sub")]
 pub fn sub(x: &Tensor, y: &Tensor) -> Tensor;
 
 /// `x * y`, elementwise, broadcast and promoted (`bool * bool` is logical and).
-#[op(name = "mul")]
+#[op(name = "switchyard::mul")]
 pub fn mul(x: &Tensor, y: &Tensor) -> Tensor;
 
 /// `x / y`, elementwise, broadcast and promoted; true division (IEEE: `1 / 0 = inf`), so two
 /// integer or `bool` tensors give `f32`.
-#[op(name = "div")]
+#[op(name = "switchyard::div")]
 pub fn div(x: &Tensor, y: &Tensor) -> Tensor;
 
 /// `-x`, elementwise (not defined for `bool`).
-#[op(name = "neg")]
+#[op(name = "switchyard::neg")]
 pub fn neg(x: &Tensor) -> Tensor;
 
 /// `max(x, 0)`, elementwise (not defined for `bool`).
-#[op(name = "relu")]
+#[op(name = "switchyard::relu")]
 pub fn relu(x: &Tensor) -> Tensor;
 
 /// `e^x`, elementwise; integer and `bool` tensors give `f32`.
-#[op(name = "exp")]
+#[op(name = "switchyard::exp")]
 pub fn exp(x: &Tensor) -> Tensor;
 
 /// The sum of all elements, as a 0-dimensional tensor (`0` for an empty tensor); integer and
 /// `bool` tensors sum to `i64`, floats keep their dtype.
-#[op(name = "sum")]
+#[op(name = "switchyard::sum")]
 pub fn sum(x: &Tensor) -> Tensor;
 
 /// The mean of all elements, as a 0-dimensional tensor (`NaN` for an empty tensor); floats only.
-#[op(name = "mean")]
+#[op(name = "switchyard::mean")]
 pub fn mean(x: &Tensor) -> Tensor;
 
 /// The matrix product, promoted (not `bool`), as PyTorch's `matmul` shapes it: `[m, k]` times
@@ -130,81 +130,81 @@ pub fn mean(x: &Tensor) -> Tensor;
 /// the result drops (two vectors give their dot product, 0-d); operands of rank 3 and more are
 /// stacks of matrices whose batch dimensions broadcast (`[2, 1, m, k]` times `[5, k, n]` is
 /// `[2, 5, m, n]`). See [`rules::matmul_shapes`](crate::rules::matmul_shapes).
-#[op(name = "matmul")]
+#[op(name = "switchyard::matmul")]
 pub fn matmul(x: &Tensor, y: &Tensor) -> Tensor;
 
 /// A contiguous tensor of `shape` and `dtype` filled with `value` (converted as `to_dtype`
 /// converts), on `device`. The device and dtype arguments select the kernel.
-#[op(name = "full")]
+#[op(name = "switchyard::full")]
 pub fn full(shape: &[usize], value: f64, dtype: DType, device: Device) -> Tensor;
 
 /// `x` converted to `dtype` (the same tensor if it has it): floats round to nearest, floats to
 /// integers truncate toward zero and saturate, integers wrap, non-zero is `true`.
-#[op(name = "to_dtype")]
+#[op(name = "switchyard::to_dtype")]
 pub fn to_dtype(x: &Tensor, dtype: DType) -> Tensor;
 
 /// `x` with its elements laid out row-major in a storage of its own, or `x` itself when it is
 /// contiguous already.
-#[op(name = "contiguous")]
+#[op(name = "switchyard::contiguous")]
 pub fn contiguous(x: &Tensor) -> Tensor;
 
 /// `x` copied to `device` (the same tensor if it is there already). The one standard op whose
 /// arguments may be on different devices: the backend of the highest-priority device involved
 /// does the copy (the wgpu backend copies in both directions between the CPU and the GPU).
-#[op(name = "to", mixes_devices)]
+#[op(name = "switchyard::to", mixes_devices)]
 pub fn to(x: &Tensor, device: Device) -> Tensor;
 
 /// `x` with `shape`, sharing its storage; one entry may be `-1`, inferred from the element
 /// count. Errors when the layout cannot be viewed so without a copy (use [`reshape()`]).
-#[op(name = "view")]
+#[op(name = "switchyard::view")]
 pub fn view(x: &Tensor, shape: &[isize]) -> Tensor;
 
 /// `x` with `shape` (one entry may be `-1`): a view when the layout allows, else a contiguous
 /// copy.
-#[op(name = "reshape")]
+#[op(name = "switchyard::reshape")]
 pub fn reshape(x: &Tensor, shape: &[isize]) -> Tensor;
 
 /// `x` with dimensions `d0` and `d1` swapped (a view; `transpose(x, -2, -1)` swaps the last
 /// two).
-#[op(name = "transpose")]
+#[op(name = "switchyard::transpose")]
 pub fn transpose(x: &Tensor, d0: isize, d1: isize) -> Tensor;
 
 /// `x` with its dimensions reordered: dimension `i` of the result is `dims[i]` of `x` (a view).
-#[op(name = "permute")]
+#[op(name = "switchyard::permute")]
 pub fn permute(x: &Tensor, dims: &[isize]) -> Tensor;
 
 /// Elements `start..start + len` along `dim` (a view; a negative `start` counts from the end).
 /// The range must lie inside the extent, else the call is an error.
-#[op(name = "narrow")]
+#[op(name = "switchyard::narrow")]
 pub fn narrow(x: &Tensor, dim: isize, start: isize, len: usize) -> Tensor;
 
 /// Elements `start..end` along `dim`, every `step`-th (a view), as a Python slice: negative
 /// bounds count from the end, both are clamped to the extent (`isize::MAX` reads to the end),
 /// `end` before `start` gives an empty view; `step` must be at least 1.
-#[op(name = "slice")]
+#[op(name = "switchyard::slice")]
 pub fn slice(x: &Tensor, dim: isize, start: isize, end: isize, step: usize) -> Tensor;
 
 /// The sub-tensor at `index` along `dim`, without that dimension (a view; `select(x, 0, -1)` is
 /// the last row).
-#[op(name = "select")]
+#[op(name = "switchyard::select")]
 pub fn select(x: &Tensor, dim: isize, index: isize) -> Tensor;
 
 /// `x` broadcast to `shape` (a view whose elements share memory: in-place writes into it are
 /// refused); an entry `-1` keeps the extent of the matching dimension of `x`.
-#[op(name = "expand")]
+#[op(name = "switchyard::expand")]
 pub fn expand(x: &Tensor, shape: &[isize]) -> Tensor;
 
 /// `x` without its dimensions of extent 1 (`None`), or without `dim` if its extent is 1 (a view).
-#[op(name = "squeeze")]
+#[op(name = "switchyard::squeeze")]
 pub fn squeeze(x: &Tensor, dim: Option<isize>) -> Tensor;
 
 /// `x` without those of `dims` whose extent is 1 (the others stay, as PyTorch's
 /// `squeeze(dim=(…))`; a view).
-#[op(name = "squeeze_dims")]
+#[op(name = "switchyard::squeeze_dims")]
 pub fn squeeze_dims(x: &Tensor, dims: &[isize]) -> Tensor;
 
 /// `x` with a new dimension of extent 1 at `dim` (a view; `-1` appends one).
-#[op(name = "unsqueeze")]
+#[op(name = "switchyard::unsqueeze")]
 pub fn unsqueeze(x: &Tensor, dim: isize) -> Tensor;
 
 /// `-1` entries as unknowns; other negative entries are errors.

@@ -19,7 +19,7 @@ use crate::{Device, Tensor};
 /// let down = ops::arange_step(10.0, 0.0, -3.0, DType::I64, Device::Cpu);
 /// assert_eq!(down.to_vec::<i64>(), [10, 7, 4, 1]);
 /// ```
-#[op(name = "arange_step")]
+#[op(name = "switchyard::arange_step")]
 pub fn arange_step(start: f64, end: f64, step: f64, dtype: DType, device: Device) -> Tensor {
     const OP: &str = "arange_step";
     let refuse = |why: &str| {

@@ -94,7 +94,7 @@ switchyard::boxable!(Reduce);
 /// The sums of `x` as `how` says (see [`Reduce`]); with `Reduce::all()` the sum of every element,
 /// as [`sum`](fn@crate::ops::sum) but with `keepdim` and `dtype`. Dtypes as
 /// [`sum_dim`](fn@crate::ops::sum_dim)'s, after the conversion.
-#[op(name = "sum_with")]
+#[op(name = "switchyard::sum_with")]
 pub fn sum_with(x: &Tensor, how: &Reduce) -> Tensor {
     let (x, dims) = how.prepare(x)?;
     try_sum_dim(&x, &dims, how.keepdim)
@@ -102,7 +102,7 @@ pub fn sum_with(x: &Tensor, how: &Reduce) -> Tensor {
 
 /// The means of `x` as `how` says (see [`Reduce`]); floats only, after the conversion (so
 /// `dtype: Some(DType::F32)` takes the mean of an integer tensor, as PyTorch's `dtype=` does).
-#[op(name = "mean_with")]
+#[op(name = "switchyard::mean_with")]
 pub fn mean_with(x: &Tensor, how: &Reduce) -> Tensor {
     let (x, dims) = how.prepare(x)?;
     try_mean_dim(&x, &dims, how.keepdim)
@@ -111,7 +111,7 @@ pub fn mean_with(x: &Tensor, how: &Reduce) -> Tensor {
 /// The index (`i64`) of the maximum of all of `x`, in row-major order (PyTorch's `argmax(x)`
 /// without a dim): 0-d, or with every dim kept at extent 1 when `keepdim`. Ties and NaN as
 /// [`argmax`](fn@crate::ops::argmax); an empty `x` is an error.
-#[op(name = "argmax_all")]
+#[op(name = "switchyard::argmax_all")]
 pub fn argmax_all(x: &Tensor, keepdim: bool) -> Tensor {
     let flat = try_reshape(x, &[-1])?;
     let at = try_argmax(&flat, 0, false)?;
@@ -125,7 +125,7 @@ pub fn argmax_all(x: &Tensor, keepdim: bool) -> Tensor {
 /// The maxima of `x` along `dim` and their indices (`i64`), as PyTorch's `max(x, dim)`: the
 /// values of [`max_dim`](fn@crate::ops::max_dim), the indices of
 /// [`argmax`](fn@crate::ops::argmax) (the first maximum, the first NaN).
-#[op(name = "max_dim_with_indices")]
+#[op(name = "switchyard::max_dim_with_indices")]
 pub fn max_dim_with_indices(x: &Tensor, dim: isize, keepdim: bool) -> (Tensor, Tensor) {
     let values = try_max_dim(x, dim, keepdim)?;
     let indices = try_argmax(x, dim, keepdim)?;
@@ -134,13 +134,13 @@ pub fn max_dim_with_indices(x: &Tensor, dim: isize, keepdim: bool) -> (Tensor, T
 
 /// [`softmax`](fn@crate::ops::softmax) of `x` converted to `dtype` first (PyTorch's
 /// `softmax(x, dim, dtype=…)`: an `f16` input computed and returned in `f32`).
-#[op(name = "softmax_in")]
+#[op(name = "switchyard::softmax_in")]
 pub fn softmax_in(x: &Tensor, dim: isize, dtype: DType) -> Tensor {
     try_softmax(&try_to_dtype(x, dtype)?, dim)
 }
 
 /// [`log_softmax`](fn@crate::ops::log_softmax) of `x` converted to `dtype` first.
-#[op(name = "log_softmax_in")]
+#[op(name = "switchyard::log_softmax_in")]
 pub fn log_softmax_in(x: &Tensor, dim: isize, dtype: DType) -> Tensor {
     try_log_softmax(&try_to_dtype(x, dtype)?, dim)
 }

@@ -723,7 +723,7 @@ fn every_standard_derivative_has_a_gradcheck_case() {
                     && meta.location.crate_name() == "switchyard_tensor"
             })
         })
-        .map(|op| op.name())
+        .map(|op| op.bare_name())
         .collect();
     assert!(!with_derivative.is_empty());
     for op in &with_derivative {
@@ -737,7 +737,7 @@ fn every_standard_derivative_has_a_gradcheck_case() {
     let composites: Vec<&'static str> = switchyard::ops()
         .into_iter()
         .filter(|op| op.has_composite() && op.location().crate_name() == "switchyard_tensor")
-        .map(|op| op.name())
+        .map(|op| op.bare_name())
         .filter(|name| !name.ends_with('_'))
         .collect();
     assert!(composites.contains(&"cross_entropy"), "{composites:?}");

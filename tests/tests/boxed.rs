@@ -88,7 +88,7 @@ fn wrong_arity_is_an_error_naming_the_schema() {
         matches!(
             err.kind(),
             ErrorKind::BoxedArity {
-                op: "mul",
+                op: "switchyard::mul",
                 expected: 2,
                 found: 1,
                 ..
@@ -98,7 +98,8 @@ fn wrong_arity_is_an_error_naming_the_schema() {
     );
     assert_eq!(
         err.to_string(),
-        "op `mul`: boxed call with 1 argument(s), but `mul(x: Tensor, y: Tensor) -> Tensor` takes 2"
+        "op `switchyard::mul`: boxed call with 1 argument(s), but \
+         `switchyard::mul(x: Tensor, y: Tensor) -> Tensor` takes 2"
     );
     let mut too_many: Stack<'_> = (0..3).map(|_| Value::from(Tensor::scalar(1.0))).collect();
     let err = call_boxed("mul", &mut too_many).unwrap_err();
@@ -113,8 +114,8 @@ fn wrong_type_is_an_error_naming_the_argument() {
     let err = call_boxed("mul", &mut stack).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "op `mul`: boxed `y` has the wrong type: expected Tensor, found str `\"two\"` \
-         (schema `mul(x: Tensor, y: Tensor) -> Tensor`)"
+        "op `switchyard::mul`: boxed `y` has the wrong type: expected Tensor, found str \
+         `\"two\"` (schema `switchyard::mul(x: Tensor, y: Tensor) -> Tensor`)"
     );
     // A negative shape entry is out of range for `usize`.
     let mut stack = Stack::new();
@@ -136,7 +137,8 @@ fn unknown_op_names_similar_ones() {
     let err = call_boxed("mull", &mut Stack::new()).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "no op named `mull` is linked into this binary; similar names: full, mul, mul_"
+        "no op named `mull` is linked into this binary; similar names: switchyard::full, \
+         switchyard::mul, switchyard::mul_"
     );
     // (No standard op's name is part of this one: `where` is part of "…anywhere", so such a
     // name gets a list of similar names instead of the hint.)

@@ -47,7 +47,7 @@ fn the_user_fallback_runs_under_include_tracing() {
     let x = Tensor::vector(&[1.0, 2.0]);
     let _on = switchyard::include(DispatchKey::Tracing);
     assert_eq!(mean(&mul(&x, &x)).to_vec::<f32>(), [2.5]);
-    assert_eq!(recorded(), ["mul", "mean"]);
+    assert_eq!(recorded(), ["switchyard::mul", "switchyard::mean"]);
 }
 
 #[test]
@@ -71,7 +71,7 @@ fn both_at_once_see_every_call() {
     let _on = switchyard::include(DispatchKey::Tracing);
     let (_, graph) = switchyard::trace(|| mul(&x, &x));
     assert!(graph.to_string().contains("mul("), "{graph}");
-    assert_eq!(recorded(), ["mul"]);
+    assert_eq!(recorded(), ["switchyard::mul"]);
 }
 
 #[test]

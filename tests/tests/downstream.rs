@@ -59,7 +59,10 @@ fn ops_are_found_by_name_with_schema_and_table() {
     assert!(find_op("no_such_op").is_none());
 
     let mul = find_op("mul").unwrap();
-    assert_eq!(mul.schema(), "mul(x: Tensor, y: Tensor) -> Tensor");
+    assert_eq!(
+        mul.schema(),
+        "switchyard::mul(x: Tensor, y: Tensor) -> Tensor"
+    );
     // `mul` has SIMD variants: installed where the CPU runs one, else a fallthrough.
     assert!(
         matches!(

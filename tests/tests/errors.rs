@@ -49,7 +49,7 @@ fn duplicate_registration_names_both_locations() {
     assert!(text.contains(&first), "{text}\nshould contain {first}");
     assert!(text.contains(&second), "{text}\nshould contain {second}");
     assert!(
-        text.starts_with("op `dup_op`: two kernels registered for dispatch key `CpuNaive`"),
+        text.starts_with("op `errors::dup_op`: two kernels registered for dispatch key `CpuNaive`"),
         "{text}"
     );
     // Every call that reaches the slot reports the same error, and the table dump shows it.
@@ -67,31 +67,8 @@ fn duplicate_registration_names_both_locations() {
     );
 }
 
-// ---- duplicate op names ----
-
-mod twin_a {
-    use switchyard::{Tensor, op};
-    #[op(name = "twin")]
-    pub fn twin(x: &Tensor) -> Tensor;
-}
-
-mod twin_b {
-    use switchyard::{Tensor, op};
-    #[op(name = "twin")]
-    pub fn twin(x: &Tensor) -> Tensor;
-}
-
-#[test]
-fn two_ops_with_one_name_are_an_error() {
-    let a = twin_a::try_twin(&Tensor::scalar(1.0)).unwrap_err();
-    let b = twin_b::try_twin(&Tensor::scalar(1.0)).unwrap_err();
-    assert!(
-        matches!(a.kind(), ErrorKind::DuplicateOp { op: "twin", .. }),
-        "{a}"
-    );
-    assert_eq!(a, b);
-    assert_eq!(a.to_string().matches(file!()).count(), 2, "{a}");
-}
+// Two ops of one full name: a compile error in one crate (tests/ui/op-duplicate-full-name.rs),
+// a run-time error across crates (tests/duplicate_op_names.rs).
 
 // ---- missing kernels ----
 
@@ -109,7 +86,11 @@ fn op_without_any_kernel_blames_linking() {
     };
     assert_eq!(
         (*op, *key, *available),
-        ("orphan", DispatchKey::CpuNaive, DispatchKeySet::EMPTY)
+        (
+            "errors::orphan",
+            DispatchKey::CpuNaive,
+            DispatchKeySet::EMPTY
+        )
     );
     let text = err.to_string();
     assert!(text.contains("no kernels registered at all"), "{text}");
@@ -132,7 +113,7 @@ fn missing_backend_kernel_names_key_device_and_alternatives() {
     let text = err.to_string();
     assert!(
         text.starts_with(
-            "op `toy_only`: no kernel for dtype f32 at dispatch key `CpuNaive` (call keys {CpuSimd, \
+            "op `errors::toy_only`: no kernel for dtype f32 at dispatch key `CpuNaive` (call keys {CpuSimd, \
              CpuNaive; f32})"
         ),
         "{text}"
@@ -171,14 +152,15 @@ fn device_mismatch_names_op_and_both_devices() {
     assert_eq!(
         err.kind(),
         &ErrorKind::DeviceMismatch {
-            op: "add",
+            op: "switchyard::add",
             families: vec![DispatchKeySet::PRIVATE_USE1, DispatchKeySet::CPU]
         }
     );
     let text = err.to_string();
     assert_eq!(
         text,
-        "op `add`: arguments are on different devices (toy and cpu); move them to one device first"
+        "op `switchyard::add`: arguments are on different devices (toy and cpu); move them to \
+         one device first"
     );
     assert_eq!(panic_message(|| drop(add(&toy, &cpu))), text);
     // One device is fine on either side.
@@ -246,7 +228,7 @@ fn no_dispatchable_arguments_is_an_error() {
         matches!(
             err.kind(),
             ErrorKind::NoDispatchKeys {
-                op: "scalars_only",
+                op: "errors::scalars_only",
                 ..
             }
         ),
@@ -263,7 +245,13 @@ fn excluding_every_key_is_an_error() {
     let _g = switchyard::exclude(DispatchKeySet::CPU);
     let err = try_mul(&Tensor::scalar(1.0), &Tensor::scalar(2.0)).unwrap_err();
     assert!(
-        matches!(err.kind(), ErrorKind::NoDispatchKeys { op: "mul", .. }),
+        matches!(
+            err.kind(),
+            ErrorKind::NoDispatchKeys {
+                op: "switchyard::mul",
+                ..
+            }
+        ),
         "{err}"
     );
 }
@@ -271,5 +259,5 @@ fn excluding_every_key_is_an_error() {
 #[test]
 fn errors_are_std_errors_and_debug_shows_the_message() {
     let err: Box<dyn std::error::Error> = Box::new(try_orphan(&Tensor::scalar(1.0)).unwrap_err());
-    assert!(format!("{err:?}").starts_with("DispatchError(op `orphan`"));
+    assert!(format!("{err:?}").starts_with("DispatchError(op `errors::orphan`"));
 }

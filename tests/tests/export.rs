@@ -70,10 +70,10 @@ fn a_profile_is_chrome_trace_json_with_nested_slices() {
         order,
         [
             ("export::sum_of_squares", 0),
-            ("mul", 1),
-            ("sum", 1),
-            ("sum", 0),
-            ("add", 0)
+            ("switchyard::mul", 1),
+            ("switchyard::sum", 1),
+            ("switchyard::sum", 0),
+            ("switchyard::add", 0)
         ]
     );
     // Nested by time: the composite's calls lie inside its slice, one after the other; the
@@ -227,7 +227,7 @@ fn a_graph_is_graphviz_dot_with_ops_as_nodes_and_tensors_as_edges() {
     );
     assert_eq!(
         [label("call0"), label("call1"), label("call2")],
-        ["mul", "add", "mean"]
+        ["switchyard::mul", "switchyard::add", "switchyard::mean"]
     );
     assert_eq!(dot.nodes["input0"]["shape"], "ellipse");
     let edges: Vec<(&str, &str, &str)> = dot
@@ -264,7 +264,7 @@ fn dot_labels_keep_non_tensor_arguments_and_odd_names() {
     let dot = parse_dot(&graph.to_dot());
     let full_label = &dot.nodes["call0"]["label"];
     assert!(
-        full_label.starts_with("full\n") && full_label.contains("1.5"),
+        full_label.starts_with("switchyard::full\n") && full_label.contains("1.5"),
         "{full_label:?}"
     );
     assert_eq!(dot.nodes["call1"]["label"], "export::odd \"name\" \\l");

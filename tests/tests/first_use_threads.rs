@@ -145,9 +145,10 @@ fn eight_threads_build_fifty_tables_at_first_use() {
     // After the race: every op is findable by its name and resolved exactly one kernel.
     for &(call, handle, name, kernel, offset) in OPS {
         let handle = handle();
-        assert_eq!(handle.name(), name);
+        assert_eq!(handle.bare_name(), name);
+        assert_eq!(handle.name(), format!("first_use_threads::{name}"));
         let found = switchyard::find_op(name).unwrap_or_else(|| panic!("find_op({name:?})"));
-        assert_eq!(found.name(), name);
+        assert_eq!(found.name(), handle.name());
         let registrations = handle.registrations();
         assert_eq!(registrations.len(), 1, "{name}: {registrations:?}");
         assert_eq!(registrations[0].0, DispatchKey::CpuNaive, "{name}");

@@ -305,7 +305,7 @@ fn check_registrations(handle: switchyard::OpHandle, prefix: &str) {
 fn camel_case_key_names_reach_every_runtime_key() {
     check_every_key_reaches_its_kernel("every_key", every_key::redispatch);
     check_registrations(every_key::handle(), "camel_");
-    assert_eq!(every_key::handle().name(), "every_key");
+    assert_eq!(every_key::handle().name(), "keys::every_key");
 }
 
 #[test]
@@ -347,7 +347,7 @@ fn keys_given_as_paths() {
         ErrorKind::MissingKernel {
             op, key, available, ..
         } => {
-            assert_eq!(*op, "by_path");
+            assert_eq!(*op, "keys::by_path");
             assert_eq!(*key, DispatchKey::CpuNaive);
             assert_eq!(
                 *available,

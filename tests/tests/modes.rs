@@ -54,14 +54,19 @@ fn trace_records_top_level_ops_with_shapes_and_devices() {
     // `sum_of_squares` calls `mul` and `sum` itself; those are not recorded again.
     assert_eq!(
         graph.op_names(),
-        ["modes::sum_of_squares", "mul", "mean", "add"]
+        [
+            "modes::sum_of_squares",
+            "switchyard::mul",
+            "switchyard::mean",
+            "switchyard::add"
+        ]
     );
     assert_eq!(
         graph.to_string(),
         "%0 = modes::sum_of_squares(Tensor[2, 3]:f32@cpu) -> Tensor[]:f32@cpu\n\
-         %1 = mul(Tensor[2, 3]:f32@cpu, Tensor[2, 3]:f32@cpu) -> Tensor[2, 3]:f32@cpu\n\
-         %2 = mean(%1) -> Tensor[]:f32@cpu\n\
-         %3 = add(%0, %2) -> Tensor[]:f32@cpu\n"
+         %1 = switchyard::mul(Tensor[2, 3]:f32@cpu, Tensor[2, 3]:f32@cpu) -> Tensor[2, 3]:f32@cpu\n\
+         %2 = switchyard::mean(%1) -> Tensor[]:f32@cpu\n\
+         %3 = switchyard::add(%0, %2) -> Tensor[]:f32@cpu\n"
     );
     // Nothing is recorded outside `trace`, and tracing is off again.
     let (_, empty) = trace(|| ());
@@ -94,7 +99,7 @@ fn profile_counts_every_op_call() {
 fn trace_and_profile_nest() {
     let x = Tensor::vector(&[1.0]);
     let ((_, graph), profile) = profile(|| trace(|| mul(&x, &x)));
-    assert_eq!(graph.op_names(), ["mul"]);
+    assert_eq!(graph.op_names(), ["switchyard::mul"]);
     assert_eq!(profile.row("mul").unwrap().calls, 1);
 }
 
@@ -129,8 +134,8 @@ fn dispatch_trace_prints_one_line_per_dispatch() {
     // Which CPU kernel serves `mul` and `sum` depends on the backends linked; the shape does not.
     let expected = [
         "[switchyard] modes::sum_of_squares keys={CpuSimd, CpuNaive; f32} -> CpuSimd [composite]",
-        "[switchyard]   mul keys={CpuSimd, CpuNaive; f32} -> Cpu",
-        "[switchyard]   sum keys={CpuSimd, CpuNaive; f32} -> Cpu",
+        "[switchyard]   switchyard::mul keys={CpuSimd, CpuNaive; f32} -> Cpu",
+        "[switchyard]   switchyard::sum keys={CpuSimd, CpuNaive; f32} -> Cpu",
     ];
     assert_eq!(lines.len(), expected.len(), "{stderr}");
     for (line, prefix) in lines.iter().zip(expected) {
@@ -199,8 +204,8 @@ fn dispatch_trace_prints_fallbacks_once_and_failures() {
         .lines()
         .filter(|l| l.starts_with("[switchyard]"))
         .collect();
-    let served = "[switchyard] mul keys={Custom3, CpuSimd, CpuNaive; f32} -> Custom3 [fallback] ";
-    let below = "[switchyard]   mul keys={CpuSimd, CpuNaive; f32} -> Cpu";
+    let served = "[switchyard] switchyard::mul keys={Custom3, CpuSimd, CpuNaive; f32} -> Custom3 [fallback] ";
+    let below = "[switchyard]   switchyard::mul keys={CpuSimd, CpuNaive; f32} -> Cpu";
     let failed =
         format!("[switchyard] modes::unserved keys={{CpuSimd, CpuNaive; f32}} -> error: {error}");
     // One line per dispatch: the typed call and the boxed call each reach the fallback once,

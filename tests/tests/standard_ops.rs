@@ -517,7 +517,13 @@ fn excluding_both_cpu_keys_leaves_nothing_to_dispatch_on() {
     let _none = switchyard::exclude(DispatchKey::CpuSimd.set() | DispatchKey::CpuNaive.set());
     let error = try_add(&Tensor::vector(&[1.0]), &Tensor::vector(&[2.0])).unwrap_err();
     assert!(
-        matches!(error.kind(), ErrorKind::NoDispatchKeys { op: "add", .. }),
+        matches!(
+            error.kind(),
+            ErrorKind::NoDispatchKeys {
+                op: "switchyard::add",
+                ..
+            }
+        ),
         "{error}"
     );
 }

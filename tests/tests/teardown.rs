@@ -108,7 +108,7 @@ fn dispatch_from_a_thread_local_destructor_does_not_abort() {
         assert_eq!(report.large, Ok((4.0, 1_200_000.0)), "{report:?}");
         // Once this thread's mode state is destroyed, the modes run the closure unrecorded.
         assert!(
-            matches!(report.traced_ops.as_slice(), ["mul"] | []),
+            matches!(report.traced_ops.as_slice(), ["switchyard::mul"] | []),
             "{report:?}"
         );
         assert!(report.profiled_mul_calls <= 1, "{report:?}");
@@ -117,7 +117,7 @@ fn dispatch_from_a_thread_local_destructor_does_not_abort() {
     assert!(
         reports
             .iter()
-            .any(|r| r.traced_ops == ["mul"] && r.profiled_mul_calls == 1),
+            .any(|r| r.traced_ops == ["switchyard::mul"] && r.profiled_mul_calls == 1),
         "{reports:?}"
     );
 }

@@ -90,7 +90,11 @@ fn field<'a>(seen: &'a Seen, name: &str) -> &'a str {
 /// The events of `fma(x, y, z)`: the composite, then `mul` and `add` nested in its span.
 fn check_fma_events(seen: &[Seen]) {
     let ops: Vec<&str> = seen.iter().map(|s| field(s, "op")).collect();
-    assert_eq!(ops, ["tracing_events::fma", "mul", "add"], "{seen:#?}");
+    assert_eq!(
+        ops,
+        ["tracing_events::fma", "switchyard::mul", "switchyard::add"],
+        "{seen:#?}"
+    );
     let [outer, inner @ ..] = seen else {
         unreachable!()
     };

@@ -189,6 +189,7 @@ impl Conformance {
             .iter()
             .rev()
             .find(|(name, dtypes, _)| {
+                let name = name.strip_prefix("switchyard::").unwrap_or(name);
                 (name == op || name == op.trim_end_matches('_')) && dtypes.has(dtype)
             })
             .map_or_else(|| Tolerance::default_for(op, dtype), |t| t.2)
@@ -211,7 +212,7 @@ impl Conformance {
             return Err(Failures(report));
         }
         for op in self.selected(&mut report.problems) {
-            let Some(mut cases) = cases::cases(op.name(), &self.plan) else {
+            let Some(mut cases) = cases::cases(op.bare_name(), &self.plan) else {
                 report.problems.push(format!(
                     "the kit has no cases for the standard op `{}`; add them in \
                      backends/src/testing/cases.rs",
@@ -219,16 +220,16 @@ impl Conformance {
                 ));
                 continue;
             };
-            if self.ordinary_only.iter().any(|name| name == op.name()) {
+            if self.ordinary_only.iter().any(|name| is_named(name, &op)) {
                 cases::without_special_values(&mut cases);
             }
             match declared(&op, self.device) {
-                Ok(columns) => report.declared.push((op.name(), columns)),
-                Err(error) => report.problems.push(format!("{}: {error}", op.name())),
+                Ok(columns) => report.declared.push((op.bare_name(), columns)),
+                Err(error) => report.problems.push(format!("{}: {error}", op.bare_name())),
             }
             for case in &cases {
                 report.cases.push(CaseReport {
-                    op: op.name(),
+                    op: op.bare_name(),
                     case: case.label(),
                     outcome: self.check(case),
                 });
@@ -246,7 +247,7 @@ impl Conformance {
     /// defaults) and an empty choice go to `problems`.
     fn selected(&self, problems: &mut Vec<String>) -> Vec<OpHandle> {
         let standard = table::standard_ops();
-        let is_standard = |name: &str| standard.iter().any(|op| op.name() == name);
+        let is_standard = |name: &str| standard.iter().any(|op| is_named(name, op));
         let settings = self.tolerances.iter().map(|(name, ..)| name);
         for name in settings.chain(&self.ordinary_only) {
             if !is_standard(name) {
@@ -263,7 +264,7 @@ impl Conformance {
         }
         let mut chosen = Vec::new();
         for name in names {
-            match standard.iter().find(|op| op.name() == name) {
+            match standard.iter().find(|op| is_named(name, op)) {
                 Some(op) => chosen.push(*op),
                 None => problems.push(format!("`{name}` is not a standard op")),
             }
@@ -420,6 +421,11 @@ fn caught<T, E>(
 /// The columns of `op`'s table that `device`'s backend keys serve: in each, the first of the
 /// device's keys (highest first) whose slot is not a fallthrough holds something other than
 /// "missing".
+/// Whether `name`, as a kit user writes it (`add` or `switchyard::add`), names `op`.
+fn is_named(name: &str, op: &OpHandle) -> bool {
+    name == op.name() || name == op.bare_name()
+}
+
 fn declared(op: &OpHandle, device: Device) -> Result<ColumnSet> {
     let family = device.keys();
     let mut served = ColumnSet::EMPTY;

@@ -47,9 +47,10 @@ pub fn op_table() -> String {
     out.push('\n');
     let mut ops = standard_ops();
     ops.sort_by_key(|op| op.name());
+    // Every op here is in the `switchyard` namespace: the table names them bare.
     for op in ops {
         let registrations = op.registrations();
-        let _ = write!(out, "| `{}` |", op.name());
+        let _ = write!(out, "| `{}` |", op.bare_name());
         for (key, _) in COLUMNS {
             let mut served = registrations
                 .iter()

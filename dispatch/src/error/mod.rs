@@ -139,7 +139,14 @@ pub enum ErrorKind {
         /// Linked ops with a similar name.
         similar: Vec<&'static str>,
     },
-    /// Two ops declared with one name.
+    /// `find_op`-style lookup of a bare name (no namespace) that ops of several namespaces have.
+    AmbiguousOp {
+        /// The name asked for.
+        name: String,
+        /// The full names of the ops that have it, sorted.
+        candidates: Vec<&'static str>,
+    },
+    /// Two ops declared with one full name.
     DuplicateOp {
         /// The contested name.
         op: &'static str,
@@ -282,6 +289,7 @@ impl DispatchError {
             | ErrorKind::OutOfMemory { op, .. } => op,
             ErrorKind::DuplicateFallback { .. } => "(every op)",
             ErrorKind::UnknownOp { .. } => "(unknown op)",
+            ErrorKind::AmbiguousOp { .. } => "(ambiguous op name)",
         }
     }
 
@@ -455,11 +463,34 @@ impl fmt::Display for DispatchError {
                      (`#[kernel(…, overrides)]`, or `op::register_override` at run time)",
                 )
             }
-            ErrorKind::DuplicateOp { op, first, second } => write!(
-                f,
-                "two ops are named `{op}`: one declared at {first}, one at {second}; op names must \
-                 be unique in a binary (give one of them another `name`)"
-            ),
+            ErrorKind::DuplicateOp { op, first, second } => {
+                let (namespace, bare) = op.rsplit_once("::").unwrap_or(("", op));
+                let (a, b) = (first.crate_name(), second.crate_name());
+                write!(
+                    f,
+                    "two ops are named `{op}`: one declared in crate `{a}` at {first}, one in crate \
+                     `{b}` at {second}; op names must be unique in a binary"
+                )?;
+                if a == b {
+                    write!(f, " (give one of them another `name`)")
+                } else if a == namespace || b == namespace {
+                    let other = if a == namespace { b } else { a };
+                    write!(
+                        f,
+                        " (namespace `{namespace}` is crate `{namespace}`'s: declare the op of \
+                         crate `{other}` in its own, `#[op(name = \"{other}::{bare}\")]`, or \
+                         leave `name` out: an op takes its crate's name as namespace)"
+                    )
+                } else {
+                    write!(
+                        f,
+                        " (namespace `{namespace}` is claimed by both: declare each in its \
+                         crate's, `#[op(name = \"{a}::{bare}\")]` in crate `{a}` or \
+                         `#[op(name = \"{b}::{bare}\")]` in crate `{b}`, or leave `name` out: an \
+                         op takes its crate's name as namespace)"
+                    )
+                }
+            }
             ErrorKind::UserDTypeConflict {
                 op,
                 dtype,
@@ -504,6 +535,17 @@ impl fmt::Display for DispatchError {
                 f,
                 "op `{op}` is declared `#[op(unboxed)]`, so the boxed fallback at `{key}` cannot \
                  serve it; exclude `{key}`, register a kernel of the op for it, or make the op boxable"
+            ),
+            ErrorKind::AmbiguousOp { name, candidates } => write!(
+                f,
+                "op name `{name}` is ambiguous: linked ops of several namespaces have it ({}); \
+                 name one by its full name, e.g. `{}`",
+                candidates
+                    .iter()
+                    .map(|c| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                candidates.first().copied().unwrap_or_default()
             ),
             ErrorKind::UnknownOp { name, similar } => {
                 write!(f, "no op named `{name}` is linked into this binary")?;

@@ -24,7 +24,7 @@ impl Profile {
     /// let (_, profile) = profile(|| mean(&mul(&x, &x)));
     /// let json = profile.to_chrome_trace();
     /// assert!(json.starts_with(r#"{"traceEvents":["#));
-    /// assert!(json.contains(r#""name":"mul","cat":"op","ph":"X""#));
+    /// assert!(json.contains(r#""name":"switchyard::mul","cat":"op","ph":"X""#));
     /// // std::fs::write("profile.json", json)?;
     /// ```
     pub fn to_chrome_trace(&self) -> String {

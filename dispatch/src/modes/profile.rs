@@ -63,9 +63,14 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// The row of `op`, if it was called.
+    /// The row of `op`, if it was called: by full name (`switchyard::mul`), or by bare name
+    /// (`mul`) where exactly one linked op has it, as [`find_op`](crate::find_op) finds ops.
     pub fn row(&self, op: &str) -> Option<&ProfileRow> {
-        self.rows.iter().find(|r| r.op == op)
+        let full = match crate::names::find(op) {
+            crate::names::Found::One(found) => found.info().name,
+            _ => op,
+        };
+        self.rows.iter().find(|r| r.op == full)
     }
 
     fn record(&mut self, op: &'static str, elapsed: Duration) {

@@ -212,10 +212,11 @@ impl Drop for RecorderScope {
 /// let (x, y) = (Tensor::vector(&[1.0, 2.0]), Tensor::vector(&[3.0, 4.0]));
 /// let (loss, graph) = trace(|| mean(&mul(&x, &y)));
 /// assert_eq!(loss.to_vec::<f32>(), [5.5]);
-/// assert_eq!(graph.op_names(), ["mul", "mean"]);
+/// assert_eq!(graph.op_names(), ["switchyard::mul", "switchyard::mean"]);
 /// assert_eq!(
 ///     graph.to_string(),
-///     "%0 = mul(Tensor[2]:f32@cpu, Tensor[2]:f32@cpu) -> Tensor[2]:f32@cpu\n%1 = mean(%0) -> Tensor[]:f32@cpu\n"
+///     "%0 = switchyard::mul(Tensor[2]:f32@cpu, Tensor[2]:f32@cpu) -> Tensor[2]:f32@cpu\n\
+///      %1 = switchyard::mean(%0) -> Tensor[]:f32@cpu\n"
 /// );
 /// ```
 pub fn trace<R>(f: impl FnOnce() -> R) -> (R, Graph) {

@@ -44,7 +44,23 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 fn resolve_op(attr: &mut KernelAttr, errors: &mut Errors) {
     let Some(op) = &mut attr.op else { return };
     let single = op.single();
-    match scope::lookup(op.span, single.as_deref(), op.string.as_deref()) {
+    let scope = scope::lookup(op.span, single.as_deref(), op.string.as_deref());
+    // A standard op's full name (`op = "switchyard::add"`) is its item in `switchyard::ops`.
+    if !matches!(scope, scope::Scope::NamedItem(_))
+        && attr.krate.is_none()
+        && let Some(bare) = op
+            .string
+            .as_deref()
+            .and_then(|string| string.strip_prefix("switchyard::"))
+        && let Ok(bare) = syn::parse_str::<syn::Ident>(bare)
+    {
+        let bare = syn::Ident::new(&bare.to_string(), op.span);
+        let root = syn::Ident::new("switchyard", op.span);
+        let ops = syn::Ident::new("ops", op.span);
+        op.path = syn::parse_quote!(#root::#ops::#bare);
+        return;
+    }
+    match scope {
         scope::Scope::NamedItem(ident) => op.path = ident.into(),
         scope::Scope::Unknown(ops) => {
             let name = single.unwrap_or_default();
@@ -65,6 +81,35 @@ fn resolve_op(attr: &mut KernelAttr, errors: &mut Errors) {
                     "no op `{name}` in scope{hint}: `op =` takes the Rust item declared with \
                      `#[op]` (`#[op] pub fn {name}(…) -> …;`), declared or imported here, or its \
                      path (`op = my_ops::{name}`, `op = switchyard::ops::relu`){string}"
+                ),
+            );
+            attr.op = None;
+        }
+        scope::Scope::NameElsewhere {
+            namespace,
+            bare,
+            crate_namespace,
+        } => {
+            let full = format!("{namespace}::{bare}");
+            let fix = if crate_namespace.as_deref() == Some(namespace.as_str()) {
+                format!(
+                    "it is an op of this crate, declared in another file: write its path from \
+                     here (`op = crate::my_ops::{bare}`), or import it (`use crate::my_ops::{bare};`) \
+                     and write `op = {bare}`"
+                )
+            } else {
+                format!(
+                    "write its path (`op = {namespace}::my_ops::{bare}`, through the crate or \
+                     module that declares it), or import it and write `op = {bare}`; \
+                     `switchyard::find_op(\"{full}\").unwrap().item_path()` prints the path"
+                )
+            };
+            errors.at(
+                op.span,
+                format!(
+                    "`op = \"{full}\"` is an op's name (op `{bare}` in namespace `{namespace}`), \
+                     and no `#[op]` in this file has it: `op =` takes the op's Rust item, the \
+                     function declared with `#[op]`; {fix}"
                 ),
             );
             attr.op = None;

@@ -1,7 +1,10 @@
 //! What `op = …` names, where the kernel's own source file can tell: rustc's error for an
 //! unresolved name suggests `cargo add` and says nothing of ops, so a name that cannot be in
 //! scope is reported here instead, in our words; and an op's `name` string (`op = "nc::twice"`,
-//! the form dumps and errors print) is resolved to the item that the file declares with it.
+//! or its full name `my_crate::twice` for an op declared without a namespace: the form dumps and
+//! errors print) is resolved to the item that the file declares with it. A full name that the
+//! file neither declares nor can resolve as a path (its namespace is no name here) is reported
+//! with the item path to write.
 //!
 //! Only a conclusive reading is acted on: a file with a glob import, an `include!` or a
 //! `macro_rules!`, one that cannot be read, or a doctest (its code is in a comment of the file),
@@ -15,10 +18,19 @@ use std::time::SystemTime;
 
 use proc_macro2::{Delimiter, Ident, Span, TokenStream, TokenTree};
 
+use crate::namespace;
+
 /// What the kernel's file says about its `op = …`.
 pub enum Scope {
     /// The op's `name` string, declared in this file on the item named here.
     NamedItem(Ident),
+    /// A namespaced op name (`ns::x`) that no op of this file has, whose namespace is no name
+    /// in this file either: not a path that resolves here. With the crate's own namespace.
+    NameElsewhere {
+        namespace: String,
+        bare: String,
+        crate_namespace: Option<String>,
+    },
     /// The single-segment name cannot be in scope: nothing in the file declares or imports it.
     /// With the ops this file declares, for "did you mean".
     Unknown(Vec<String>),
@@ -37,15 +49,36 @@ pub fn lookup(span: Span, single: Option<&str>, string: Option<&str>) -> Scope {
     let Some(file) = &cached.facts else {
         return Scope::Unclear;
     };
+    let crate_namespace = namespace::crate_namespace();
+    // An op's name as written (`name = "twin"`), or its full name (`my_crate::twin`).
+    let full = |name: &Option<String>, item: &str| {
+        let name = name.as_deref().unwrap_or(item);
+        match &crate_namespace {
+            Some(ns) if !name.contains("::") => format!("{ns}::{name}"),
+            _ => name.to_owned(),
+        }
+    };
     if let Some(string) = string
         && let Some((_, item)) = file
             .ops
             .iter()
-            .find(|(name, _)| name.as_deref() == Some(string))
+            .find(|(name, item)| name.as_deref() == Some(string) || full(name, item) == string)
     {
         return Scope::NamedItem(Ident::new(item, span));
     }
     let count = |map: &HashMap<String, usize>, name: &str| map.get(name).copied().unwrap_or(0);
+    if let Some((ns, bare)) = string.and_then(|string| string.split_once("::"))
+        && !file.glob
+        && !bare.contains("::")
+        && !matches!(ns, "crate" | "self" | "super" | "Self" | "")
+        && count(&file.idents, ns) == 0
+    {
+        return Scope::NameElsewhere {
+            namespace: ns.to_owned(),
+            bare: bare.to_owned(),
+            crate_namespace,
+        };
+    }
     match single {
         Some(name)
             // Declared here without `#[op]`, and named nowhere else (not imported, not called).

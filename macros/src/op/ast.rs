@@ -10,10 +10,12 @@ use syn::{
 
 use crate::args::{self, Args};
 use crate::ctxt::Errors;
+use crate::namespace;
 
 /// `#[op(name = "…", error = Type, unboxed, mixes_devices, crate = path)]`.
 pub struct OpAttr {
-    /// `name = "mul"`: the op's name in `find_op`, dumps and errors (default: the function's).
+    /// `name = "mul"` or `name = "my_lib::mul"`: the op's name in `find_op`, dumps and errors
+    /// (default: the function's), in its crate's namespace unless it names one.
     pub name: Option<LitStr>,
     /// `error = MyError`: the body ends in `Result<T, MyError>`, and its error reaches callers as
     /// the `source()` of a `DispatchError`.
@@ -135,14 +137,23 @@ impl OpFn {
             .collect()
     }
 
-    /// The op's name: `name = "…"` when given (and not empty, which is reported), else the
-    /// function's.
+    /// The op's full name, `namespace::name`: `name = "…"` when given (and well formed, which is
+    /// reported), else the function's, in the crate's namespace unless it names one.
     pub fn name(&self, attr: &OpAttr) -> String {
-        attr.name
+        let name = attr
+            .name
             .as_ref()
             .map(LitStr::value)
-            .filter(|name| !name.is_empty())
-            .unwrap_or_else(|| self.sig.ident.to_string())
+            .filter(|name| namespace::well_formed(name))
+            .unwrap_or_else(|| self.sig.ident.to_string());
+        namespace::full(&name).unwrap_or(name)
+    }
+
+    /// Where the op's name is written: its `name` string, else its function's name.
+    pub fn name_span(&self, attr: &OpAttr) -> Span {
+        attr.name
+            .as_ref()
+            .map_or_else(|| self.sig.ident.span(), LitStr::span)
     }
 }
 

@@ -18,7 +18,7 @@ use super::ast::{OpAttr, OpFn};
 use super::spans::{local, through};
 use super::{boxing, composite};
 use crate::private::{location, private};
-use crate::{mangle, schema, sig};
+use crate::{mangle, namespace, schema, sig};
 
 /// The op, from its validated attribute and function.
 pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
@@ -27,6 +27,7 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
     } = op;
     let private = &private(attr.krate.as_ref());
     let name = &op.name(attr);
+    let unique = namespace::unique_in_crate(name, op.name_span(attr));
     let params = &op.params();
     let ident = &sig.ident;
     let try_ident = format_ident!("try_{}", ident);
@@ -113,6 +114,8 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
         }
 
         #composite_fn
+
+        #unique
 
         #[doc = #doc_mod]
         #vis mod #ident {

@@ -36,8 +36,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     // An error in the attribute leaves the op generated (a rejected value falls back to its
     // default), so that its kernels and callers compile and the mistake is reported once. A
     // signature that breaks a rule cannot be generated: then only the function is emitted.
-    validate::attr(&attr, &mut errors);
-    validate::attr_with_fn(&attr, &op, &mut errors);
+    validate::attr(&attr, &op, &mut errors);
     let before = errors.len();
     validate::signature(&op, &mut errors);
     let signature_ok = errors.len() == before;

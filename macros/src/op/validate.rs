@@ -6,15 +6,14 @@ use syn::{FnArg, Signature};
 
 use super::ast::{NAME_TAKES, OpAttr, OpFn, plain};
 use crate::ctxt::Errors;
+use crate::namespace;
 use crate::sig;
 
 /// Every rule on the attribute.
-pub fn attr(attr: &OpAttr, errors: &mut Errors) {
+pub fn attr(attr: &OpAttr, op: &OpFn, errors: &mut Errors) {
     name_not_empty(attr, errors);
-}
-
-/// The rules on the attribute that depend on the function.
-pub fn attr_with_fn(attr: &OpAttr, op: &OpFn, errors: &mut Errors) {
+    name_has_one_namespace(attr, errors);
+    namespace_known(attr, op, errors);
     error_needs_body(attr, op, errors);
 }
 
@@ -36,6 +35,31 @@ fn name_not_empty(attr: &OpAttr, errors: &mut Errors) {
 fn error_needs_body(attr: &OpAttr, op: &OpFn, errors: &mut Errors) {
     if let (Some(error), None) = (&attr.error, &op.body) {
         errors.spanned(error, "`error = …` names the error type of the op's body, and this op has no body: give it one, or leave `error` out");
+    }
+}
+
+// A name is `x` or `ns::x`: lookup splits it there, and a bare `x` finds it.
+fn name_has_one_namespace(attr: &OpAttr, errors: &mut Errors) {
+    if let Some(name) = attr.name.as_ref() {
+        let value = name.value();
+        if !value.is_empty() && !namespace::well_formed(&value) {
+            errors.spanned(name, format!("`{value}`: {}", namespace::NAME_FORM));
+        }
+    }
+}
+
+// Without a namespace the op takes its crate's name, which Cargo gives the macro.
+fn namespace_known(attr: &OpAttr, op: &OpFn, errors: &mut Errors) {
+    let given = attr.name.as_ref().map(syn::LitStr::value);
+    if !given.as_deref().is_some_and(|name| name.contains("::"))
+        && namespace::crate_namespace().is_none()
+    {
+        errors.at(
+            op.name_span(attr),
+            "an op without a namespace takes its crate's name, and this build does not say it \
+             (`CARGO_CRATE_NAME` is set by Cargo): give the full name, e.g. \
+             `#[op(name = \"my_crate::mul\")]`",
+        );
     }
 }
 
