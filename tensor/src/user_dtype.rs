@@ -35,6 +35,7 @@ impl Tensor {
     /// // 1 + 2i and 3 − 1i, each element one `i64` word pair: the real part's `f32` bits low.
     /// let pack = |re: f32, im: f32| (u64::from(im.to_bits()) << 32 | u64::from(re.to_bits())) as i64;
     /// let z = Tensor::from_vec(vec![pack(1.0, 2.0), pack(3.0, -1.0)], &[2])
+    ///     .unwrap()
     ///     .as_user_dtype(COMPLEX64)
     ///     .unwrap();
     /// assert_eq!(z.user_dtype(), Some(COMPLEX64));

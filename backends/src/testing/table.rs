@@ -29,7 +29,7 @@ const COLUMNS: [(KernelKey, &str); 5] = [
 ];
 
 /// A Markdown table: one row per standard op linked into this binary (by name), one column per
-/// key, each cell the dtype columns the registered kernels serve (`all`, `float|int`, `f32`; the
+/// key, each cell the dtype columns the registered kernels serve (`builtin`, `all`, `float|int`, `f32`; the
 /// union over CPU variants) or `—`.
 ///
 /// It reads registrations, not built tables, so it is the same on every machine: a `CpuSimd`

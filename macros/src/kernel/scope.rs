@@ -98,6 +98,8 @@ pub fn lookup(span: Span, single: Option<&str>, string: Option<&str>) -> Scope {
 /// A file's facts, read once per version of the file: a crate whose one file holds thousands of
 /// kernels (the benches' generated ops) would otherwise tokenize that file once per kernel.
 struct Cached {
+    /// Each line (0-based) as written.
+    lines: Vec<String>,
     /// Whether each line (0-based) starts inside a comment.
     comment_lines: Vec<bool>,
     /// `None` when the file cannot tell (see the module docs).
@@ -131,7 +133,14 @@ fn file_facts(span: Span) -> Option<Rc<Cached>> {
     };
     // A doctest's spans point into the doc comment of the file that holds it: the items of the
     // test are in the comment, not in the file's tokens.
-    if *cached.comment_lines.get(span.line().saturating_sub(1))? || cached.facts.is_none() {
+    let line = span.line().saturating_sub(1);
+    if *cached.comment_lines.get(line)? || cached.facts.is_none() {
+        return None;
+    }
+    // The file must hold the kernel's own tokens where the span says: a doctest compiled apart
+    // (rustdoc's merged doctests), or generated code, may name this file at another line.
+    let written = span.source_text()?;
+    if !cached.lines.get(line)?.contains(written.as_str()) {
         return None;
     }
     Some(cached)
@@ -158,6 +167,7 @@ fn read_file(path: &std::path::Path) -> Option<Cached> {
         })
     };
     Some(Cached {
+        lines: text.lines().map(str::to_owned).collect(),
         comment_lines,
         facts,
     })
