@@ -19,10 +19,9 @@ const EDGE_ITEMS: usize = 3;
 /// through its strides (a bounded number of them); a device tensor is read back when it has any.
 impl fmt::Display for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(user) = self.user_dtype() {
+        if self.user_dtype().is_some() {
             // Its elements have no printed form here: say so, and show the storage's words.
-            let name = user.name().unwrap_or(user.slot_name());
-            write!(f, "({name}, stored as {}) ", self.dtype())?;
+            write!(f, "({}, stored as {}) ", self.dtype_name(), self.dtype())?;
         }
         if self.numel() == 0 {
             return f.write_str("[]");

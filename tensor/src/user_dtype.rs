@@ -87,6 +87,12 @@ impl Tensor {
         Ok(self.with_dtype_bits(dtype.key_bit()))
     }
 
+    /// The dtype's name as messages print it: the user dtype this tensor is seen as
+    /// (`complex64`), else [`dtype`](Tensor::dtype)'s (`f32`).
+    pub fn dtype_name(&self) -> &'static str {
+        dtype_label(self.keys(), self.dtype())
+    }
+
     /// The same elements as their storage's built-in dtype: the view
     /// [`as_user_dtype`](Tensor::as_user_dtype) undoes (this tensor itself, shared, when it is not seen as a user
     /// dtype). Kernels of a user dtype use it to read their inputs with the built-in ops
@@ -114,12 +120,12 @@ impl Tensor {
     }
 }
 
-/// A tensor's dtype as messages name it: the user dtype it is seen as (`complex64`), else its
-/// storage's (`f32`).
-pub(crate) fn dtype_label(keys: DispatchKeySet, storage: DType) -> std::borrow::Cow<'static, str> {
+/// A tensor's dtype as messages name it: the user dtype it is seen as (`complex64`, or its slot
+/// while undeclared), else its storage's (`f32`).
+pub(crate) fn dtype_label(keys: DispatchKeySet, storage: DType) -> &'static str {
     match keys.user_dtypes().next() {
-        Some(user) => user.name().unwrap_or(user.slot_name()).into(),
-        None => storage.name().into(),
+        Some(user) => user.name().unwrap_or(user.slot_name()),
+        None => storage.name(),
     }
 }
 

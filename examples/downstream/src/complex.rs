@@ -71,17 +71,10 @@ pub(crate) fn both_complex(op: &'static str, x: &Tensor, y: &Tensor) -> Result<(
         format!(
             "complex64 is computed with complex64 only, got {} and {}; make both complex \
              with `downstream::complex`",
-            label(x),
-            label(y)
+            x.dtype_name(),
+            y.dtype_name()
         ),
     ))
-}
-
-fn label(x: &Tensor) -> String {
-    match x.user_dtype().and_then(|d| d.name()) {
-        Some(name) => name.to_owned(),
-        None => x.dtype().to_string(),
-    }
 }
 
 /// `x ∘ y` elementwise on `complex64` CPU tensors, broadcast as every binary op is.

@@ -185,7 +185,7 @@ impl Tensor {
         format!(
             "Tensor{:?}:{}@{}",
             self.shape(),
-            crate::user_dtype::dtype_label(self.keys(), self.dtype()),
+            self.dtype_name(),
             self.device()
         )
     }
