@@ -215,15 +215,7 @@ fn shape_without_class(logits: &Tensor) -> Vec<isize> {
 
 /// Checks the arguments; returns `C`.
 fn check(logits: &Tensor, targets: &Tensor, options: &CrossEntropyOptions) -> Result<usize> {
-    let describe = || {
-        format!(
-            "logits {} {:?}, targets {} {:?}",
-            logits.dtype(),
-            logits.shape(),
-            targets.dtype(),
-            targets.shape()
-        )
-    };
+    let describe = || crate::nn_composites::describe_arguments(logits, targets);
     let expected: Vec<usize> = shape_without_class(logits)
         .iter()
         .map(|&e| e as usize)

@@ -138,20 +138,23 @@ fn shifted_by_max(op: &'static str, x: &Tensor, dim: isize) -> Result<Tensor> {
     try_sub(x, &max)
 }
 
+/// `logits f32 [4, 3], targets i64 [4]`: how `cross_entropy`'s errors name their arguments.
+pub(crate) fn describe_arguments(logits: &Tensor, targets: &Tensor) -> String {
+    format!(
+        "logits {} {:?}, targets {} {:?}",
+        logits.dtype(),
+        logits.shape(),
+        targets.dtype(),
+        targets.shape()
+    )
+}
+
 /// Checks `cross_entropy`'s arguments: shapes `[N, C]` and `[N]`, a float and an integer dtype,
 /// every target in `0..C`. Returns `(N, C)`. (The dispatcher refused two devices before the body
 /// ran.)
 fn check_cross_entropy(logits: &Tensor, targets: &Tensor) -> Result<(usize, usize)> {
     const OP: &str = "cross_entropy";
-    let describe = || {
-        format!(
-            "logits {} {:?}, targets {} {:?}",
-            logits.dtype(),
-            logits.shape(),
-            targets.dtype(),
-            targets.shape()
-        )
-    };
+    let describe = || crate::nn_composites::describe_arguments(logits, targets);
     if logits.dim() != 2 || targets.dim() != 1 || logits.shape()[0] != targets.shape()[0] {
         return Err(DispatchError::shape(
             OP,
