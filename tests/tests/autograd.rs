@@ -9,9 +9,14 @@ use switchyard::autograd::{
 };
 use switchyard::ops::{self, try_add_};
 use switchyard::{
-    AliasKey, DType, Device, DispatchError, DispatchKeySet, KernelKey, Tensor, kernel, op,
+    AliasKey, DType, Device, DispatchError, DispatchKeySet, KernelKey, Tensor, UserDType, kernel,
+    op,
 };
 use switchyard_backends as _; // links the CPU kernels
+
+/// A float format a library holds in `f32` words: autograd has no derivatives for it.
+const TF32: UserDType = UserDType::PrivateUse1;
+switchyard::declare_dtype!(TF32, "tf32", bytes = 4, kind = Float);
 
 fn f32s(values: &[f32], shape: &[usize]) -> Tensor {
     Tensor::from_vec::<f32>(values.to_vec(), shape).unwrap()
@@ -181,6 +186,25 @@ fn requires_grad_is_refused_for_non_float_tensors_and_non_leaves() {
     assert!(
         !x2.requires_grad() && x.requires_grad(),
         "only this handle changes"
+    );
+}
+
+/// A tensor seen as a user dtype cannot start recording, even where its storage is `f32`: the
+/// derivatives are the built-in dtypes' (as `as_user_dtype` refuses a tensor that records).
+#[test]
+fn requires_grad_is_refused_for_user_dtypes() {
+    let mut x = f32s(&[1.0, 2.0], &[2]).as_user_dtype(TF32).unwrap();
+    let e = x.try_requires_grad_(true).unwrap_err().to_string();
+    assert!(
+        e.contains("requires_grad_") && e.contains("tf32") && e.contains("as_storage_dtype"),
+        "{e}"
+    );
+    assert!(!x.requires_grad(), "nothing changed");
+    let mut storage = x.as_storage_dtype();
+    storage.requires_grad_(true);
+    assert!(
+        storage.requires_grad(),
+        "its f32 storage view is a float tensor"
     );
 }
 

@@ -33,12 +33,24 @@ impl Tensor {
     }
 
     /// [`Tensor::requires_grad_`]; errors for a tensor that is not a float tensor (its values
-    /// have no gradient) and for turning off a result of a recorded op (use
+    /// have no gradient), for one seen as a user dtype (no derivatives are known for it) and for
+    /// turning off a result of a recorded op (use
     /// [`detach`](Tensor::detach)). Marking a tensor that requires grad already changes nothing.
     pub fn try_requires_grad_(&mut self, requires: bool) -> Result<()> {
         const OP: &str = "requires_grad_";
         match (requires, &self.inner.autograd) {
             (true, Some(_)) | (false, None) => Ok(()),
+            (true, None) if self.user_dtype().is_some() => Err(DispatchError::kernel(
+                OP,
+                format!(
+                    "{} is seen as the user dtype `{}`, and autograd knows derivatives of the \
+                     built-in dtypes only; `as_storage_dtype()` gives its `{}` storage as a \
+                     tensor of that dtype",
+                    self.summary(),
+                    self.dtype_name(),
+                    self.dtype()
+                ),
+            )),
             (true, None) if !self.dtype().is_float() => Err(DispatchError::kernel(
                 OP,
                 format!(
