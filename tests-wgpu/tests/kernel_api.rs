@@ -37,6 +37,15 @@ static TIMES: Kernel = Kernel::new(&[PRELUDE, map_wgsl!("f", "v * params.scalar"
 /// WGSL that does not compile (`undefined_name`).
 static BROKEN: Kernel = Kernel::new(&[PRELUDE, map_wgsl!("g", "undefined_name")], "g", 1);
 
+/// The tests of this file take turns: one counts the GPU's recorded dispatches, a number the
+/// others' dispatches (and their submissions) would change under it.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    // A test that failed holding the turn says so itself; the others still run.
+    TURN.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn with_scalar(scalar: f32) -> Params {
     Params {
         scalar,
@@ -46,6 +55,7 @@ fn with_scalar(scalar: f32) -> Params {
 
 #[test]
 fn a_downstream_op_runs_its_own_gpu_kernel_and_matches_its_cpu_kernel() {
+    let _turn = one_at_a_time();
     if !gpu_or_skip("a_downstream_op_runs_its_own_gpu_kernel_and_matches_its_cpu_kernel") {
         return;
     }
@@ -80,6 +90,7 @@ fn a_downstream_op_runs_its_own_gpu_kernel_and_matches_its_cpu_kernel() {
 
 #[test]
 fn kernels_with_one_entry_point_name_keep_their_own_pipelines() {
+    let _turn = one_at_a_time();
     if !gpu_or_skip("kernels_with_one_entry_point_name_keep_their_own_pipelines") {
         return;
     }
@@ -108,6 +119,7 @@ fn kernels_with_one_entry_point_name_keep_their_own_pipelines() {
 
 #[test]
 fn a_kernel_launched_step_by_step_reads_uploads_and_writes_pool_buffers() {
+    let _turn = one_at_a_time();
     if !gpu_or_skip("a_kernel_launched_step_by_step_reads_uploads_and_writes_pool_buffers") {
         return;
     }
@@ -148,6 +160,7 @@ fn a_kernel_launched_step_by_step_reads_uploads_and_writes_pool_buffers() {
 
 #[test]
 fn every_misuse_of_the_kernel_api_is_an_error_naming_the_op() {
+    let _turn = one_at_a_time();
     if !gpu_or_skip("every_misuse_of_the_kernel_api_is_an_error_naming_the_op") {
         return;
     }
