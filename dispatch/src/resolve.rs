@@ -18,17 +18,21 @@ use crate::key::{DispatchKey, DispatchKeySet, NUM_KEYS};
 use crate::origin::{Conflict, KernelMeta, SlotOrigin};
 use crate::registry::{BoxedKernel, FallbackKind, FallbackRegistration, KernelRegistration};
 
-/// Everything a table is computed from.
-pub(crate) struct Registrations<F: 'static> {
+/// Everything a table (or one group of its dtype columns) is computed from. The lists shared by
+/// every group are borrowed: a table build sorts the fallbacks once, not once per group.
+pub(crate) struct Registrations<'a, F: 'static> {
     /// The op's kernels: linked, registered at run time, and its body (at `CompositeImplicit`).
     pub kernels: Vec<KernelRegistration<F>>,
     /// Keys this op skips (per-op fallthrough), with provenance.
-    pub fallthrough: Vec<(DispatchKey, KernelMeta)>,
-    /// Every fallback, linked and registered at run time.
-    pub fallbacks: Vec<FallbackRegistration>,
+    pub fallthrough: &'a [(DispatchKey, KernelMeta)],
+    /// Every fallback, linked and registered at run time, by key ([`fallbacks_by_key`]).
+    pub fallbacks: &'a FallbacksByKey,
     /// The typed slot that boxes a call for a fallback; `None` for `#[op(unboxed)]`.
     pub via_boxed: Option<F>,
 }
+
+/// Per key, its fallback, or the conflict between the first two registered there.
+pub(crate) type FallbacksByKey = [Option<Result<FallbackRegistration, Conflict>>; NUM_KEYS];
 
 /// A slot resolved: the typed kernel (if any) and, for fallbacks, the boxed kernel.
 #[derive(Clone, Copy)]
@@ -67,7 +71,7 @@ struct Entry<F> {
 }
 
 /// Resolves every slot. Never fails: a conflict makes only its own slots fail.
-pub(crate) fn resolve<F: Copy>(regs: Registrations<F>) -> Resolution<F> {
+pub(crate) fn resolve<F: Copy>(regs: Registrations<'_, F>) -> Resolution<F> {
     let mut entries: Vec<Entry<F>> = regs
         .kernels
         .iter()
@@ -94,7 +98,7 @@ pub(crate) fn resolve<F: Copy>(regs: Registrations<F>) -> Resolution<F> {
             Some((at_key[0].key, candidate))
         })
         .collect();
-    let fallbacks = fallbacks_by_key(&regs.fallbacks);
+    let fallbacks = regs.fallbacks;
     let find = |key: KernelKey| {
         candidates
             .iter()
@@ -239,9 +243,7 @@ fn composite_fills(key: DispatchKey, with_kernel: DispatchKeySet) -> bool {
 }
 
 /// The fallback of each key, or the conflict between two fallbacks at it.
-pub(crate) fn fallbacks_by_key(
-    fallbacks: &[FallbackRegistration],
-) -> [Option<Result<FallbackRegistration, Conflict>>; NUM_KEYS] {
+pub(crate) fn fallbacks_by_key(fallbacks: &[FallbackRegistration]) -> FallbacksByKey {
     let mut sorted = fallbacks.to_vec();
     sorted.sort_by_key(|f| (f.key, f.meta.location, f.meta.name));
     let mut by_key = [None; NUM_KEYS];

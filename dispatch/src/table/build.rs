@@ -2,6 +2,8 @@
 //! dtype columns that the same registrations serve, and laid out for the hot path. Pure: nothing
 //! here publishes or locks.
 
+use std::sync::OnceLock;
+
 use crate::alias::{AliasKey, KernelKey};
 use crate::dtype::{ColumnSet, DTypeColumn, NUM_COLUMNS};
 use crate::error::DispatchError;
@@ -9,21 +11,17 @@ use crate::key::{DispatchKey, NUM_KEYS};
 use crate::names;
 use crate::origin::{KernelMeta, SlotOrigin};
 use crate::registry::{Global, KernelRegistration, SWITCHYARD_FALLBACKS};
-use crate::resolve::{Registrations, Resolution, resolve};
+use crate::resolve::{FallbacksByKey, Registrations, Resolution, fallbacks_by_key, resolve};
 use crate::table::{OpTable, Part, RuntimeOp, SLOTS, Table};
 
 impl<F: Copy> Table<F> {
-    fn empty() -> Self {
+    /// A table with no slots filled and these parts.
+    fn empty(parts: Vec<Part<F>>) -> Self {
         Table {
             masks: [0; NUM_COLUMNS],
             slots: [[None; SLOTS]; NUM_COLUMNS],
             part_of: [0; NUM_COLUMNS],
-            parts: vec![Part {
-                columns: ColumnSet::ALL,
-                boxed: [None; SLOTS],
-                origins: [SlotOrigin::Missing; NUM_KEYS],
-                undefined: Ok(None),
-            }],
+            parts,
             conflicts: Vec::new(),
             error: None,
         }
@@ -31,9 +29,15 @@ impl<F: Copy> Table<F> {
 
     /// A table whose every call reports `error` (its masks are empty, so every call goes cold).
     fn failed(error: DispatchError) -> Self {
+        let nothing = Part {
+            columns: ColumnSet::ALL,
+            boxed: [None; SLOTS],
+            origins: [SlotOrigin::Missing; NUM_KEYS],
+            undefined: Ok(None),
+        };
         Table {
             error: Some(error),
-            ..Table::empty()
+            ..Table::empty(vec![nothing])
         }
     }
 
@@ -91,32 +95,24 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
                 KernelMeta::new("(the op's body)", self.info.location),
             )
         }));
-        let (mut fallthrough, mut fallbacks) = match live {
+        let linked_fallbacks;
+        let (fallthrough, fallbacks): (Vec<_>, &FallbacksByKey) = match live {
             Some((op, global)) => {
                 kernels.extend(op.kernels.iter().map(|(_, r)| *r));
                 let fallthrough = op.fallthrough.iter().map(|(_, k, m)| (*k, *m)).collect();
-                (fallthrough, global.all_fallbacks())
+                linked_fallbacks = fallbacks_by_key(&global.all_fallbacks());
+                (fallthrough, &linked_fallbacks)
             }
-            None => (Vec::new(), SWITCHYARD_FALLBACKS.to_vec()),
+            None => (Vec::new(), linked_fallbacks_by_key()),
         };
-        let mut table = Table::empty();
-        table.parts.clear();
         // Fallbacks and fallthroughs serve every column; a column's kernels are those that serve
         // it. Columns served by the same kernels resolve once (usually all of them together).
-        let mut groups = column_groups(kernels).into_iter().peekable();
-        while let Some((columns, serving)) = groups.next() {
-            // The last group takes the lists; the others copy them.
-            let (fallthrough, fallbacks) = if groups.peek().is_none() {
-                (
-                    std::mem::take(&mut fallthrough),
-                    std::mem::take(&mut fallbacks),
-                )
-            } else {
-                (fallthrough.clone(), fallbacks.clone())
-            };
+        let groups = column_groups(kernels);
+        let mut table = Table::empty(Vec::with_capacity(groups.len()));
+        for (columns, serving) in groups {
             let resolution = resolve(Registrations {
                 kernels: serving,
-                fallthrough,
+                fallthrough: &fallthrough,
                 fallbacks,
                 via_boxed: self.boxing.map(|b| b.via_boxed),
             });
@@ -124,6 +120,12 @@ impl<F: Copy + Send + Sync + 'static> OpTable<F> {
         }
         table
     }
+}
+
+/// The linked fallbacks by key: the same for every op, so sorted once per process.
+fn linked_fallbacks_by_key() -> &'static FallbacksByKey {
+    static BY_KEY: OnceLock<FallbacksByKey> = OnceLock::new();
+    BY_KEY.get_or_init(|| fallbacks_by_key(&SWITCHYARD_FALLBACKS))
 }
 
 /// The columns, grouped by the registrations that serve them: each group's columns and those
