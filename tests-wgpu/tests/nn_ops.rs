@@ -1,4 +1,4 @@
-//! The network ops (issue 12) on the GPU, checked against the naive CPU backend and against
+//! The network ops on the GPU, checked against the naive CPU backend and against
 //! values known by hand: `bool` results that read back as `bool` (values, dtype, `to(Cpu)`,
 //! printing, `copy_`), `where` with broadcasting, `max_dim` with NaN, `argmax` ties and its `i64`
 //! results, reductions over empty extents, `to_dtype` between the dtypes the GPU holds, `rand`

@@ -1,4 +1,4 @@
-//! Generated code neither captures nor shadows the user's names (issue 9 §5): an op parameter
+//! Generated code neither captures nor shadows the user's names: an op parameter
 //! named `keys`, user types named like the generated items (`K`, `Signature`, `KernelFn`,
 //! `Kernel`, `OpKernel`), a kernel function named `lift`, `self::`/`super::` paths in an op's
 //! signature, and two ops of one name declared on the same line of two files.

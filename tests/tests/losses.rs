@@ -1,4 +1,4 @@
-//! The composites of a classifier's last layer (issue 12): `softmax`, `log_softmax`,
+//! The composites of a classifier's last layer: `softmax`, `log_softmax`,
 //! `cross_entropy` on the CPU (SIMD and naive) against values computed by hand and by a plain
 //! `f64` loop, huge logits without overflow, their gradients through the decomposition, and
 //! their errors. (`gradcheck` of each is in `autograd.rs`.)

@@ -1,4 +1,4 @@
-//! The ops a small network needs (issue 12), on the CPU against values computed by hand:
+//! The ops a small network needs, on the CPU against values computed by hand:
 //! `log`, `tanh`, `sigmoid`, `sqrt` (large arguments included), reductions along dimensions and
 //! their errors (a dimension out of range or repeated, an empty extent), comparisons, `where`,
 //! `arange`, and `rand`/`randn`: statistics of 100,000 values, determinism, the per-device

@@ -4,7 +4,7 @@
 //! backend). CI runs this file in `--release` too: overflows that wrap silently show only there.
 //!
 //! No test commits much memory: an allocation that must fail asks for more bytes than a 64-bit
-//! process can map (2⁴⁸, above the 47-bit user address space), and the 4 TiB cases of issue 9 run
+//! process can map (2⁴⁸, above the 47-bit user address space), and the 4 TiB cases run
 //! only where the kernel refuses reservations beyond RAM (`vm.overcommit_memory` is not `1`).
 
 use std::panic::{RefUnwindSafe, UnwindSafe, catch_unwind};

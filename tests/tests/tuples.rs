@@ -1,4 +1,4 @@
-//! Ops that return tuples (issue 9 §4): `-> (Tensor, Tensor)` boxes as `Value::Tuple`, so the op
+//! Ops that return tuples: `-> (Tensor, Tensor)` boxes as `Value::Tuple`, so the op
 //! has a schema, can be called boxed, and runs through a boxed fallback.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
