@@ -8,6 +8,7 @@
 use switchyard::{DType, DTypeKind, DispatchError};
 
 use crate::Tensor;
+use crate::nn_composites::describe_arguments;
 use crate::ops::{
     try_arange, try_div, try_eq, try_full, try_log_softmax, try_mul, try_ne, try_neg, try_sum,
     try_sum_dim, try_to, try_to_dtype, try_unsqueeze, try_view, try_where_cond,
@@ -215,7 +216,7 @@ fn shape_without_class(logits: &Tensor) -> Vec<isize> {
 
 /// Checks the arguments; returns `C`.
 fn check(logits: &Tensor, targets: &Tensor, options: &CrossEntropyOptions) -> Result<usize> {
-    let describe = || crate::nn_composites::describe_arguments(logits, targets);
+    let describe = || describe_arguments(logits, targets);
     let expected: Vec<usize> = shape_without_class(logits)
         .iter()
         .map(|&e| e as usize)

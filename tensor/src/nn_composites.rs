@@ -154,7 +154,7 @@ pub(crate) fn describe_arguments(logits: &Tensor, targets: &Tensor) -> String {
 /// ran.)
 fn check_cross_entropy(logits: &Tensor, targets: &Tensor) -> Result<(usize, usize)> {
     const OP: &str = "cross_entropy";
-    let describe = || crate::nn_composites::describe_arguments(logits, targets);
+    let describe = || describe_arguments(logits, targets);
     if logits.dim() != 2 || targets.dim() != 1 || logits.shape()[0] != targets.shape()[0] {
         return Err(DispatchError::shape(
             OP,

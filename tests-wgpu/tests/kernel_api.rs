@@ -2,6 +2,8 @@
 //! crate uses it: a downstream op's kernel against its CPU kernel, kernels of two "crates" with
 //! the same entry point name, a step-by-step launch, and an error naming the op for every misuse.
 
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
 use switchyard::ops::{expand, narrow};
 use switchyard::{DType, Device, ErrorKind, Tensor};
 use switchyard_backends::wgpu::{
@@ -39,11 +41,10 @@ static BROKEN: Kernel = Kernel::new(&[PRELUDE, map_wgsl!("g", "undefined_name")]
 
 /// The tests of this file take turns: one counts the GPU's recorded dispatches, a number the
 /// others' dispatches (and their submissions) would change under it.
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static TURN: Mutex<()> = Mutex::new(());
     // A test that failed holding the turn says so itself; the others still run.
-    TURN.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    TURN.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn with_scalar(scalar: f32) -> Params {
