@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod cpu;
+pub mod meta;
 pub mod testing;
 
 pub use cpu::threads::{num_threads, reset_num_threads, set_num_threads};

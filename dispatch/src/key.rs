@@ -24,13 +24,14 @@ macro_rules! dispatch_keys {
         /// From high to low: the library's own keys (`BuiltinProfile`, `BuiltinTrace`: what
         /// [`profile`](crate::profile) and [`trace`](crate::trace) use; not for users), user
         /// modes (`Profiler`, `Tracing`, `Mode1..3`), per-backend autograd keys, downstream
-        /// functionality slots (`Custom1..4`), backends (`Wgpu`, `PrivateUse1..3`, `CpuSimd`,
-        /// `CpuNaive`).
+        /// functionality slots (`Custom1..4`), the fake-tensor layer (`Fake`), backends (`Meta`,
+        /// `Wgpu`, `PrivateUse1..3`, `CpuSimd`, `CpuNaive`).
         ///
         /// Every key but the two `Builtin…` ones is the users' to register at: the library
-        /// occupies none of them (the CPU backend's kernels, the `CpuSimd` fallthrough and the
-        /// standard ops' own derivatives at `Autograd` aside, which users may override
-        /// deliberately, see `#[kernel(overrides)]`; their own ops' slots are all theirs).
+        /// occupies none of them (the backends' kernels, the `CpuSimd` fallthrough, the tensor
+        /// crate's fallback at `Fake` and the standard ops' own derivatives at `Autograd` aside,
+        /// which users may override deliberately, see `#[kernel(overrides)]`; their own ops'
+        /// slots are all theirs).
         #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
         #[repr(u8)]
         pub enum DispatchKey {
@@ -87,40 +88,50 @@ macro_rules! dispatch_keys {
 dispatch_keys! {
     /// The library's own: what [`profile`](crate::profile) times through. Users cannot register
     /// at it.
-    BuiltinProfile = 21, BUILTIN_PROFILE, Builtin;
+    BuiltinProfile = 24, BUILTIN_PROFILE, Builtin;
     /// The library's own: what [`trace`](crate::trace) records through. Users cannot register at
     /// it (a compile error in the macros, an error at run time).
-    BuiltinTrace = 20, BUILTIN_TRACE, Builtin;
+    BuiltinTrace = 23, BUILTIN_TRACE, Builtin;
     /// A mode key for users: e.g. a fallback timing every call. The library's own
     /// [`profile`](crate::profile) uses [`DispatchKey::BuiltinProfile`], not this key.
-    Profiler = 19, PROFILER, Mode;
+    Profiler = 22, PROFILER, Mode;
     /// A mode key for users: e.g. `#[fallback(key = Tracing)]` recording every call. The library's
     /// own [`trace`](crate::trace) uses [`DispatchKey::BuiltinTrace`], not this key.
-    Tracing = 18, TRACING, Mode;
+    Tracing = 21, TRACING, Mode;
     /// A mode slot for users, above autograd (highest of the three).
-    Mode1 = 17, MODE1, Mode;
+    Mode1 = 20, MODE1, Mode;
     /// A mode slot for users, above autograd.
-    Mode2 = 16, MODE2, Mode;
+    Mode2 = 19, MODE2, Mode;
     /// A mode slot for users, above autograd (lowest of the three).
-    Mode3 = 15, MODE3, Mode;
+    Mode3 = 18, MODE3, Mode;
+    /// Autograd for meta tensors (shapes without data).
+    AutogradMeta = 17, AUTOGRAD_META, Autograd(META);
     /// Autograd for wgpu tensors.
-    AutogradWgpu = 14, AUTOGRAD_WGPU, Autograd(WGPU);
+    AutogradWgpu = 16, AUTOGRAD_WGPU, Autograd(WGPU);
     /// Autograd for tensors on [`DispatchKey::PrivateUse1`].
-    AutogradPrivateUse1 = 13, AUTOGRAD_PRIVATE_USE1, Autograd(PRIVATE_USE1);
+    AutogradPrivateUse1 = 15, AUTOGRAD_PRIVATE_USE1, Autograd(PRIVATE_USE1);
     /// Autograd for tensors on [`DispatchKey::PrivateUse2`].
-    AutogradPrivateUse2 = 12, AUTOGRAD_PRIVATE_USE2, Autograd(PRIVATE_USE2);
+    AutogradPrivateUse2 = 14, AUTOGRAD_PRIVATE_USE2, Autograd(PRIVATE_USE2);
     /// Autograd for tensors on [`DispatchKey::PrivateUse3`].
-    AutogradPrivateUse3 = 11, AUTOGRAD_PRIVATE_USE3, Autograd(PRIVATE_USE3);
+    AutogradPrivateUse3 = 13, AUTOGRAD_PRIVATE_USE3, Autograd(PRIVATE_USE3);
     /// Autograd for CPU tensors.
-    AutogradCpu = 10, AUTOGRAD_CPU, Autograd(CPU);
+    AutogradCpu = 12, AUTOGRAD_CPU, Autograd(CPU);
     /// A functionality slot for downstream crates (highest).
-    Custom1 = 9, CUSTOM1, Custom;
+    Custom1 = 11, CUSTOM1, Custom;
     /// A functionality slot for downstream crates.
-    Custom2 = 8, CUSTOM2, Custom;
+    Custom2 = 10, CUSTOM2, Custom;
     /// A functionality slot for downstream crates.
-    Custom3 = 7, CUSTOM3, Custom;
+    Custom3 = 9, CUSTOM3, Custom;
     /// A functionality slot for downstream crates (lowest).
-    Custom4 = 6, CUSTOM4, Custom;
+    Custom4 = 8, CUSTOM4, Custom;
+    /// Fake tensors: a tensor that reports a real device but holds no data carries this key
+    /// above its device's, and one fallback here runs every op on meta tensors instead (the
+    /// tensor crate's fake mode). Below autograd, so that autograd records fake computations.
+    Fake = 7, FAKE, Fake;
+    /// Meta tensors: shapes, dtypes and strides without data. Its kernels compute what an op's
+    /// result would be, with the errors the real kernels give. The highest backend key, so that
+    /// moving any tensor to the meta device (the op `to`) is its kernel's work.
+    Meta = 6, META, Backend;
     /// GPU tensors through `wgpu`.
     Wgpu = 5, WGPU, Backend;
     /// A backend slot reserved for downstream crates (highest of the three).
@@ -150,6 +161,8 @@ const _: () = {
 pub enum KeyGroup {
     /// Where a tensor lives.
     Backend,
+    /// The fake-tensor layer (`Fake`), between the functionality slots and the backends.
+    Fake,
     /// Downstream functionality slots.
     Custom,
     /// Per-backend autograd keys.
@@ -328,10 +341,11 @@ mod tests {
     fn groups_are_ordered_modes_autograd_custom_backends() {
         let rank = |k: DispatchKey| match k.group() {
             KeyGroup::Backend => 0,
-            KeyGroup::Custom => 1,
-            KeyGroup::Autograd => 2,
-            KeyGroup::Mode => 3,
-            KeyGroup::Builtin => 4,
+            KeyGroup::Fake => 1,
+            KeyGroup::Custom => 2,
+            KeyGroup::Autograd => 3,
+            KeyGroup::Mode => 4,
+            KeyGroup::Builtin => 5,
         };
         for pair in DispatchKey::ALL.windows(2) {
             assert!(rank(pair[0]) >= rank(pair[1]));
@@ -402,6 +416,7 @@ mod tests {
                 | DispatchKeySet::PRIVATE_USE2
                 | DispatchKeySet::PRIVATE_USE1
                 | DispatchKeySet::WGPU
+                | DispatchKeySet::META
         );
         assert_eq!(
             DispatchKeySet::MODES,

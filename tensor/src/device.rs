@@ -20,11 +20,16 @@ pub enum Device {
     PrivateUse2,
     /// A downstream backend on [`switchyard::DispatchKey::PrivateUse3`].
     PrivateUse3,
+    /// No data at all: a meta tensor has a shape, dtype and strides, and ops on it compute the
+    /// result's (with the errors the real kernels give) without touching memory. See
+    /// [`Tensor::empty_meta`](crate::Tensor::empty_meta) and [`fake`](crate::fake).
+    Meta,
 }
 
 impl Device {
     /// Every device, in the order of their backend keys' priority.
-    pub const ALL: [Device; 5] = [
+    pub const ALL: [Device; 6] = [
+        Device::Meta,
         Device::Wgpu,
         Device::PrivateUse1,
         Device::PrivateUse2,
@@ -41,6 +46,7 @@ impl Device {
             Device::PrivateUse1 => DispatchKeySet::PRIVATE_USE1,
             Device::PrivateUse2 => DispatchKeySet::PRIVATE_USE2,
             Device::PrivateUse3 => DispatchKeySet::PRIVATE_USE3,
+            Device::Meta => DispatchKeySet::META,
         }
     }
 
@@ -70,6 +76,7 @@ impl Device {
             Device::PrivateUse1 => "privateuse1",
             Device::PrivateUse2 => "privateuse2",
             Device::PrivateUse3 => "privateuse3",
+            Device::Meta => "meta",
         }
     }
 }
@@ -78,6 +85,7 @@ impl Device {
 // The `PrivateUse` devices are named by the crates that provide them.
 switchyard::name_device!(CpuNaive, Device::Cpu.name());
 switchyard::name_device!(Wgpu, Device::Wgpu.name());
+switchyard::name_device!(Meta, Device::Meta.name());
 
 /// The name the crate that provides the device registered with
 /// [`switchyard::name_device!`] (`toy` for `examples/downstream`'s `PrivateUse1`), else
@@ -97,11 +105,12 @@ impl Device {
             [const { OnceLock::new() }; Device::ALL.len()];
         // Its place in `ALL` (an exhaustive match: a new device must get a slot).
         let slot = match self {
-            Device::Wgpu => 0,
-            Device::PrivateUse1 => 1,
-            Device::PrivateUse2 => 2,
-            Device::PrivateUse3 => 3,
-            Device::Cpu => 4,
+            Device::Meta => 0,
+            Device::Wgpu => 1,
+            Device::PrivateUse1 => 2,
+            Device::PrivateUse2 => 3,
+            Device::PrivateUse3 => 4,
+            Device::Cpu => 5,
         };
         NAMES[slot].get_or_init(|| {
             switchyard::device_name(self.keys()).unwrap_or(Cow::Borrowed(self.name()))

@@ -40,6 +40,7 @@ mod cross_entropy;
 mod device;
 mod div_rounded;
 mod element;
+pub mod fake;
 mod grad_ops;
 mod inplace;
 mod join;

@@ -319,13 +319,32 @@ impl Tensor {
         Tensor::with_layout(
             Holder::Of(self.storage().clone()),
             self.inner.device,
-            self.inner.device.keys() | self.inner.keys.dtype_bits(),
+            self.inner.device.keys()
+                | self.inner.keys.dtype_bits()
+                | self.inner.keys.intersection(DispatchKeySet::FAKE),
             numel,
             if numel == 0 { 0 } else { offset },
             sizes,
             strides,
             self.inner.dtype,
             contiguous,
+        )
+    }
+
+    /// This tensor's layout over the storage `holder` holds, on `device` with `keys` (backend
+    /// and layer keys: the dtype's bits are added; autograd's are not, the result records
+    /// nothing). How meta and fake tensors stand for one another (`fake`).
+    pub(crate) fn relabeled(&self, holder: Holder, device: Device, keys: DispatchKeySet) -> Tensor {
+        Tensor::with_layout(
+            holder,
+            device,
+            keys | self.inner.keys.dtype_bits(),
+            self.inner.numel,
+            self.inner.offset,
+            self.inner.sizes.clone(),
+            self.inner.strides.clone(),
+            self.inner.dtype,
+            self.inner.contiguous,
         )
     }
 

@@ -15,12 +15,13 @@ const BUILTIN: [(DispatchKey, &str); 2] = [
 ];
 
 /// Every other runtime key and its name, written out by hand, highest priority first.
-const EXPECTED: [(DispatchKey, &str); 20] = [
+const EXPECTED: [(DispatchKey, &str); 23] = [
     (DispatchKey::Profiler, "Profiler"),
     (DispatchKey::Tracing, "Tracing"),
     (DispatchKey::Mode1, "Mode1"),
     (DispatchKey::Mode2, "Mode2"),
     (DispatchKey::Mode3, "Mode3"),
+    (DispatchKey::AutogradMeta, "AutogradMeta"),
     (DispatchKey::AutogradWgpu, "AutogradWgpu"),
     (DispatchKey::AutogradPrivateUse1, "AutogradPrivateUse1"),
     (DispatchKey::AutogradPrivateUse2, "AutogradPrivateUse2"),
@@ -30,6 +31,8 @@ const EXPECTED: [(DispatchKey, &str); 20] = [
     (DispatchKey::Custom2, "Custom2"),
     (DispatchKey::Custom3, "Custom3"),
     (DispatchKey::Custom4, "Custom4"),
+    (DispatchKey::Fake, "Fake"),
+    (DispatchKey::Meta, "Meta"),
     (DispatchKey::Wgpu, "Wgpu"),
     (DispatchKey::PrivateUse1, "PrivateUse1"),
     (DispatchKey::PrivateUse2, "PrivateUse2"),
@@ -63,6 +66,10 @@ fn camel_mode2(_x: &Tensor) -> &'static str {
 #[kernel(op = every_key, key = Mode3)]
 fn camel_mode3(_x: &Tensor) -> &'static str {
     "Mode3"
+}
+#[kernel(op = every_key, key = AutogradMeta)]
+fn camel_autograd_meta(_x: &Tensor) -> &'static str {
+    "AutogradMeta"
 }
 #[kernel(op = every_key, key = AutogradWgpu)]
 fn camel_autograd_wgpu(_x: &Tensor) -> &'static str {
@@ -99,6 +106,14 @@ fn camel_custom3(_x: &Tensor) -> &'static str {
 #[kernel(op = every_key, key = Custom4)]
 fn camel_custom4(_x: &Tensor) -> &'static str {
     "Custom4"
+}
+#[kernel(op = every_key, key = Fake)]
+fn camel_fake(_x: &Tensor) -> &'static str {
+    "Fake"
+}
+#[kernel(op = every_key, key = Meta)]
+fn camel_meta(_x: &Tensor) -> &'static str {
+    "Meta"
 }
 #[kernel(op = every_key, key = Wgpu)]
 fn camel_wgpu(_x: &Tensor) -> &'static str {
@@ -151,6 +166,10 @@ fn screaming_mode2(_x: &Tensor) -> &'static str {
 fn screaming_mode3(_x: &Tensor) -> &'static str {
     "Mode3"
 }
+#[kernel(op = "every_key_screaming", key = AUTOGRAD_META)]
+fn screaming_autograd_meta(_x: &Tensor) -> &'static str {
+    "AutogradMeta"
+}
 #[kernel(op = "every_key_screaming", key = AUTOGRAD_WGPU)]
 fn screaming_autograd_wgpu(_x: &Tensor) -> &'static str {
     "AutogradWgpu"
@@ -186,6 +205,14 @@ fn screaming_custom3(_x: &Tensor) -> &'static str {
 #[kernel(op = "every_key_screaming", key = CUSTOM4)]
 fn screaming_custom4(_x: &Tensor) -> &'static str {
     "Custom4"
+}
+#[kernel(op = "every_key_screaming", key = FAKE)]
+fn screaming_fake(_x: &Tensor) -> &'static str {
+    "Fake"
+}
+#[kernel(op = "every_key_screaming", key = META)]
+fn screaming_meta(_x: &Tensor) -> &'static str {
+    "Meta"
 }
 #[kernel(op = "every_key_screaming", key = WGPU)]
 fn screaming_wgpu(_x: &Tensor) -> &'static str {

@@ -169,6 +169,7 @@ fn device_of(key: DispatchKey) -> Option<DispatchKeySet> {
         DispatchKey::PrivateUse2 => Some(DispatchKeySet::PRIVATE_USE2),
         DispatchKey::PrivateUse3 => Some(DispatchKeySet::PRIVATE_USE3),
         DispatchKey::Wgpu => Some(DispatchKeySet::WGPU),
+        DispatchKey::Meta => Some(DispatchKeySet::META),
         _ => None,
     }
 }
@@ -180,6 +181,7 @@ fn backend_of_autograd(key: DispatchKey) -> Option<DispatchKeySet> {
         DispatchKey::AutogradPrivateUse2 => Some(DispatchKeySet::PRIVATE_USE2),
         DispatchKey::AutogradPrivateUse3 => Some(DispatchKeySet::PRIVATE_USE3),
         DispatchKey::AutogradWgpu => Some(DispatchKeySet::WGPU),
+        DispatchKey::AutogradMeta => Some(DispatchKeySet::META),
         _ => None,
     }
 }

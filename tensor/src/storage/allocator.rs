@@ -97,7 +97,7 @@ pub fn reset_peak() {
 const SMALL: usize = 1 << 20;
 
 /// The block size a request of `bytes` gets: its bucket.
-fn bucket(bytes: usize) -> Option<usize> {
+pub(crate) fn bucket(bytes: usize) -> Option<usize> {
     let bytes = bytes.max(HOST_ALIGN);
     if bytes <= SMALL {
         return Some(bytes.next_power_of_two());

@@ -461,6 +461,18 @@ pub fn host_buffer<T: Element>(op: &'static str, len: usize) -> Result<HostVec<T
     Ok(HostVec::on(block, len))
 }
 
+/// The bytes the CPU's caching allocator holds for a storage of `bytes`: none up to
+/// `INLINE_BYTES` (those elements live in the tensor's header), else the block of its bucket
+/// (saturating at `usize::MAX` for sizes no allocation could have). What a fake CPU storage
+/// counts, so that a fake run's peak is the allocator's.
+pub(crate) fn cpu_held_bytes(bytes: usize) -> usize {
+    if bytes <= host::INLINE_BYTES {
+        0
+    } else {
+        allocator::bucket(bytes).unwrap_or(usize::MAX)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::{Device, Tensor, memory_stats};
