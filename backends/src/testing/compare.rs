@@ -98,6 +98,16 @@ fn machine_epsilon(dtype: DType) -> f64 {
 
 /// The elements of `x`, row-major, widened losslessly ([`Scalar::Float`] holds every float
 /// dtype's values exactly, [`Scalar::Int`] every integer's).
+/// Whether the oracle refused for what its inputs hold rather than what they are: an integer
+/// division by zero (`div_rounded`) or a target that is no class index (`cross_entropy`), the
+/// standard ops' only such refusals.
+pub(crate) fn refused_for_its_data(error: &switchyard::DispatchError) -> bool {
+    const FOR_THEIR_DATA: [&str; 2] = ["integer division by zero", "is not a class index"];
+    let message = error.to_string();
+    matches!(error.kind(), switchyard::ErrorKind::Kernel { .. })
+        && FOR_THEIR_DATA.iter().any(|words| message.contains(words))
+}
+
 pub(crate) fn scalars(x: &Tensor) -> Result<Vec<Scalar>> {
     with_element!(x.dtype(), T => Ok(x.try_to_vec::<T>()?.into_iter().map(|v| v.to_scalar()).collect()))
 }
