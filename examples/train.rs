@@ -11,14 +11,19 @@
 //! when there is a hardware adapter; a software one, such as Mesa's llvmpipe, only when asked
 //! with `--device wgpu`), `--out PATH` (default `target/train.svg`), `--batch N` (64),
 //! `--lr X` (Adam's initial learning rate, 0.01, decayed to a tenth along a cosine).
+//!
+//! `--fake` trains nothing: it takes one training step of the model scaled up (hidden layers of
+//! `--width N`, default 50,000: 2.5 billion parameters) in fake mode, where tensors have shapes
+//! and no data, and prints the parameter count, the activations' shapes and the memory a real
+//! step on the CPU would need.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use switchyard::ops::try_narrow;
+use switchyard::ops::{try_add, try_matmul, try_narrow, try_relu};
 use switchyard::optim::Adam;
-use switchyard::{Device, DispatchError, Tensor};
+use switchyard::{Device, DispatchError, Tensor, fake};
 use switchyard_backends as _; // links the CPU and GPU kernels: without it the linker drops them
 use switchyard_examples::mlp::{Mlp, SPIRALS_WIDTHS, train_step};
 use switchyard_examples::plot::{self, Boundary, Curve};
@@ -31,9 +36,12 @@ const SHUFFLE_SEED: u64 = 8;
 /// The decision boundary's grid: cells per side, over `[-EXTENT, EXTENT]²`.
 const GRID_CELLS: usize = 150;
 const GRID_EXTENT: f32 = 1.2;
+/// `--fake`'s hidden width: two layers of 50,000, 2.5 billion parameters.
+const FAKE_WIDTH: usize = 50_000;
 
 const USAGE: &str = "usage: cargo run --release --example train -- [--epochs N] \
-                     [--device cpu|wgpu|all] [--out PATH] [--batch N] [--lr X]";
+                     [--device cpu|wgpu|all] [--out PATH] [--batch N] [--lr X] \
+                     [--fake [--width N]]";
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Which {
@@ -49,6 +57,8 @@ struct Args {
     out: PathBuf,
     batch: usize,
     lr: f64,
+    /// One fake step of a model with hidden layers this wide, instead of training.
+    fake: Option<usize>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -58,6 +68,7 @@ fn parse_args() -> Result<Args, String> {
         out: PathBuf::from("target/train.svg"),
         batch: 64,
         lr: 0.01,
+        fake: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -67,6 +78,8 @@ fn parse_args() -> Result<Args, String> {
             "--batch" => args.batch = number(&flag, &value()?)?,
             "--lr" => args.lr = number(&flag, &value()?)?,
             "--out" => args.out = PathBuf::from(value()?),
+            "--fake" => args.fake = Some(args.fake.unwrap_or(FAKE_WIDTH)),
+            "--width" => args.fake = Some(number(&flag, &value()?)?),
             "--device" => {
                 args.device = match value()?.as_str() {
                     "cpu" => Which::Cpu,
@@ -82,6 +95,9 @@ fn parse_args() -> Result<Args, String> {
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown flag `{other}`")),
         }
+    }
+    if args.fake == Some(0) {
+        return Err("--width must be at least 1".into());
     }
     if args.epochs == 0 || args.batch == 0 {
         return Err("--epochs and --batch must be at least 1".into());
@@ -116,6 +132,9 @@ fn main() -> ExitCode {
     };
     let config = SpiralsConfig::default();
     let data = Spirals::generate(config);
+    if let Some(width) = args.fake {
+        return fake_step(&data, width, args.batch, args.lr);
+    }
     println!(
         "two spirals: {} points ({} turns, noise {}), MLP {WIDTHS:?} with ReLU, Adam lr {}, \
          batch {}, {} epochs",
@@ -303,4 +322,83 @@ fn picture(data: &Spirals, boundary_of: &Run, runs: &[Run]) -> Result<String, Di
         boundary_of.device
     );
     Ok(plot::svg(&title, &curves, &boundary, &points))
+}
+
+/// `--fake`: one step of the model with hidden layers of `width`, in fake mode: the parameter
+/// count, the activations' shapes and the memory a real step on the CPU would need.
+fn fake_step(data: &Spirals, width: usize, batch: usize, lr: f64) -> ExitCode {
+    let widths = [2, width, width, 2];
+    let started = Instant::now();
+    let (result, memory) = fake::fake(|| -> Result<(usize, Vec<Vec<usize>>), DispatchError> {
+        let model = Mlp::new(&widths, INIT_SEED)?;
+        let parameters = model.parameters().iter().map(Tensor::numel).sum();
+        let mut adam = Adam::try_new(model.parameters(), lr)?;
+        let (x, y) = data.tensors()?;
+        let batch = batch.min(data.len());
+        let (x, y) = (try_narrow(&x, 0, 0, batch)?, try_narrow(&y, 0, 0, batch)?);
+        let mut shapes = vec![x.shape().to_vec()];
+        {
+            let _no_grad = switchyard::autograd::no_grad();
+            let mut h = x.clone();
+            for (i, layer) in model.layers.iter().enumerate() {
+                h = try_add(&try_matmul(&h, &layer.weight)?, &layer.bias)?;
+                if i + 1 < model.layers.len() {
+                    h = try_relu(&h)?;
+                }
+                shapes.push(h.shape().to_vec());
+            }
+        }
+        train_step(&model, &mut adam, &x, &y)?;
+        Ok((parameters, shapes))
+    });
+    let elapsed = started.elapsed();
+    let (parameters, shapes) = match result {
+        Ok(found) => found,
+        Err(error) => {
+            println!("the fake step failed: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!(
+        "fake mode: one training step of MLP {widths:?} (batch {}), no data",
+        shapes[0][0]
+    );
+    println!(
+        "parameters: {parameters} ({:.2} billion)",
+        parameters as f64 / 1e9
+    );
+    for (i, shape) in shapes.iter().enumerate() {
+        let what = if i == 0 {
+            "input".to_string()
+        } else {
+            format!("layer {i}")
+        };
+        println!("  {what:<8} {shape:?}");
+    }
+    let cpu = memory.device(Device::Cpu);
+    let gib = |bytes: usize| bytes as f64 / (1u64 << 30) as f64;
+    println!(
+        "memory a real step on the CPU needs: peak {} bytes ({:.2} GiB), {} allocations, {:.2} GiB \
+         allocated in all",
+        cpu.peak,
+        gib(cpu.peak),
+        cpu.allocations,
+        gib(cpu.total)
+    );
+    println!("fake step took {:.3} s", elapsed.as_secs_f64());
+    if let Some(rss) = peak_rss() {
+        println!(
+            "this process's peak resident memory: {:.1} MiB",
+            rss as f64 / (1u64 << 20) as f64
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+/// The process's peak resident set (`VmHWM` of `/proc/self/status`), where the system tells it.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
