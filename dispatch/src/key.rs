@@ -23,7 +23,8 @@ macro_rules! dispatch_keys {
         ///
         /// From high to low: the library's own keys (`BuiltinProfile`, `BuiltinTrace`: what
         /// [`profile`](crate::profile) and [`trace`](crate::trace) use; not for users), user
-        /// modes (`Profiler`, `Tracing`, `Mode1..3`), per-backend autograd keys, downstream
+        /// modes (`Profiler`, `Tracing`, `Mode1..3`), autocast (`Autocast`), per-backend autograd
+        /// keys, downstream
         /// functionality slots (`Custom1..4`), the fake-tensor layer (`Fake`), backends (`Meta`,
         /// `Wgpu`, `PrivateUse1..3`, `CpuSimd`, `CpuNaive`).
         ///
@@ -88,22 +89,28 @@ macro_rules! dispatch_keys {
 dispatch_keys! {
     /// The library's own: what [`profile`](crate::profile) times through. Users cannot register
     /// at it.
-    BuiltinProfile = 24, BUILTIN_PROFILE, Builtin;
+    BuiltinProfile = 25, BUILTIN_PROFILE, Builtin;
     /// The library's own: what [`trace`](crate::trace) records through. Users cannot register at
     /// it (a compile error in the macros, an error at run time).
-    BuiltinTrace = 23, BUILTIN_TRACE, Builtin;
+    BuiltinTrace = 24, BUILTIN_TRACE, Builtin;
     /// A mode key for users: e.g. a fallback timing every call. The library's own
     /// [`profile`](crate::profile) uses [`DispatchKey::BuiltinProfile`], not this key.
-    Profiler = 22, PROFILER, Mode;
+    Profiler = 23, PROFILER, Mode;
     /// A mode key for users: e.g. `#[fallback(key = Tracing)]` recording every call. The library's
     /// own [`trace`](crate::trace) uses [`DispatchKey::BuiltinTrace`], not this key.
-    Tracing = 21, TRACING, Mode;
+    Tracing = 22, TRACING, Mode;
     /// A mode slot for users, above autograd (highest of the three).
-    Mode1 = 20, MODE1, Mode;
+    Mode1 = 21, MODE1, Mode;
     /// A mode slot for users, above autograd.
-    Mode2 = 19, MODE2, Mode;
+    Mode2 = 20, MODE2, Mode;
     /// A mode slot for users, above autograd (lowest of the three).
-    Mode3 = 18, MODE3, Mode;
+    Mode3 = 19, MODE3, Mode;
+    /// Autocast: while a guard of the tensor crate's `autocast` is alive, the ops with a
+    /// precision policy (a kernel here) cast their float arguments first (`matmul` to the low
+    /// precision, `exp` or `sum` to `f32`, …). Above autograd, so that autograd records the casts
+    /// and gradients reach `f32` parameters in `f32`. An op without a kernel here falls through
+    /// (the engine registers the fallthrough, as at `CpuSimd`).
+    Autocast = 18, AUTOCAST, Autocast;
     /// Autograd for meta tensors (shapes without data).
     AutogradMeta = 17, AUTOGRAD_META, Autograd(META);
     /// Autograd for wgpu tensors.
@@ -167,6 +174,8 @@ pub enum KeyGroup {
     Custom,
     /// Per-backend autograd keys.
     Autograd,
+    /// Autocast (`Autocast`), between autograd and the user modes.
+    Autocast,
     /// Thread-local modes for users: `Profiler`, `Tracing`, `Mode1..3`.
     Mode,
     /// The library's own modes: `BuiltinProfile`, `BuiltinTrace`. Not for users.
@@ -344,8 +353,9 @@ mod tests {
             KeyGroup::Fake => 1,
             KeyGroup::Custom => 2,
             KeyGroup::Autograd => 3,
-            KeyGroup::Mode => 4,
-            KeyGroup::Builtin => 5,
+            KeyGroup::Autocast => 4,
+            KeyGroup::Mode => 5,
+            KeyGroup::Builtin => 6,
         };
         for pair in DispatchKey::ALL.windows(2) {
             assert!(rank(pair[0]) >= rank(pair[1]));

@@ -297,6 +297,15 @@ static CPU_SIMD_FALLS_THROUGH: FallbackRegistration = FallbackRegistration::new(
     KernelMeta::new("fallthrough", location_here!()),
 );
 
+/// An op without an autocast policy (a kernel at `Autocast`) runs untouched under autocast.
+#[allow(unsafe_code)] // linkme's `link_section`
+#[distributed_slice(SWITCHYARD_FALLBACKS)]
+static AUTOCAST_FALLS_THROUGH: FallbackRegistration = FallbackRegistration::new(
+    DispatchKey::Autocast,
+    FallbackKind::Fallthrough,
+    KernelMeta::new("fallthrough", location_here!()),
+);
+
 /// Every op linked into the binary, for `dump()` and `find_op`.
 #[allow(unsafe_code)] // linkme's `link_section`; no unsafe code of ours
 #[distributed_slice]

@@ -19,6 +19,7 @@ const KEYS: &[&str] = &[
     "Mode1",
     "Mode2",
     "Mode3",
+    "Autocast",
     "AutogradMeta",
     "AutogradWgpu",
     "AutogradPrivateUse1",

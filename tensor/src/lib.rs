@@ -35,6 +35,7 @@ pub use half;
 
 mod access;
 mod arg;
+pub mod autocast;
 pub mod autograd;
 mod cross_entropy;
 mod device;

@@ -15,12 +15,13 @@ const BUILTIN: [(DispatchKey, &str); 2] = [
 ];
 
 /// Every other runtime key and its name, written out by hand, highest priority first.
-const EXPECTED: [(DispatchKey, &str); 23] = [
+const EXPECTED: [(DispatchKey, &str); 24] = [
     (DispatchKey::Profiler, "Profiler"),
     (DispatchKey::Tracing, "Tracing"),
     (DispatchKey::Mode1, "Mode1"),
     (DispatchKey::Mode2, "Mode2"),
     (DispatchKey::Mode3, "Mode3"),
+    (DispatchKey::Autocast, "Autocast"),
     (DispatchKey::AutogradMeta, "AutogradMeta"),
     (DispatchKey::AutogradWgpu, "AutogradWgpu"),
     (DispatchKey::AutogradPrivateUse1, "AutogradPrivateUse1"),
@@ -66,6 +67,10 @@ fn camel_mode2(_x: &Tensor) -> &'static str {
 #[kernel(op = every_key, key = Mode3)]
 fn camel_mode3(_x: &Tensor) -> &'static str {
     "Mode3"
+}
+#[kernel(op = every_key, key = Autocast)]
+fn camel_autocast(_x: &Tensor) -> &'static str {
+    "Autocast"
 }
 #[kernel(op = every_key, key = AutogradMeta)]
 fn camel_autograd_meta(_x: &Tensor) -> &'static str {
@@ -165,6 +170,10 @@ fn screaming_mode2(_x: &Tensor) -> &'static str {
 #[kernel(op = "every_key_screaming", key = MODE3)]
 fn screaming_mode3(_x: &Tensor) -> &'static str {
     "Mode3"
+}
+#[kernel(op = "every_key_screaming", key = AUTOCAST)]
+fn screaming_autocast(_x: &Tensor) -> &'static str {
+    "Autocast"
 }
 #[kernel(op = "every_key_screaming", key = AUTOGRAD_META)]
 fn screaming_autograd_meta(_x: &Tensor) -> &'static str {

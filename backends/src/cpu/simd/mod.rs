@@ -59,6 +59,8 @@ pub mod avx2;
 pub mod avx512;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod matmul;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod matmul_half;
 #[cfg(target_arch = "aarch64")]
 pub mod neon;
 #[cfg(target_arch = "x86_64")]

@@ -1,0 +1,29 @@
+//! `matmul` of `bf16` and `f16` on the CPU SIMD backend, what autocast's low precision runs on:
+//! both operands widened to `f32`, the `f32` product (the same engines and threads as an `f32`
+//! `matmul`, accumulating in `f32`), each result rounded once to the operands' dtype. On CPUs
+//! without `bf16`/`f16` arithmetic this is the way to use their `f32` FMA units; the widened
+//! copies cost memory traffic, which is why a `bf16` product is not faster than an `f32` one here.
+
+use switchyard::ops::matmul;
+use switchyard::{DType, Result, Tensor, kernel, rules};
+
+use super::matmul::{Engine, gemm};
+use crate::cpu::naive::as_dtype;
+
+#[kernel(op = matmul, key = CpuSimd, dtypes = "bf16,f16")]
+fn matmul_half(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    if x.dim() != 2 || y.dim() != 2 {
+        return rules::matmul_batched(x, y, matmul_half);
+    }
+    let dtype = rules::matmul(x.dtype(), y.dtype())?;
+    rules::matmul_dims(x, y, dtype)?;
+    let (x, y) = (as_dtype(x, DType::F32)?, as_dtype(y, DType::F32)?);
+    as_dtype(&gemm(&x, &y, ENGINE)?, dtype)
+}
+
+/// The engine an `f32` product starts from (`gemm` falls back from the AVX2 tiles where the CPU
+/// lacks AVX2 and FMA, and where the tiles do not suit the product).
+#[cfg(target_arch = "x86_64")]
+const ENGINE: Engine = Engine::Avx2Tiles;
+#[cfg(not(target_arch = "x86_64"))]
+const ENGINE: Engine = Engine::MatrixMultiply;
