@@ -12,6 +12,10 @@
 //! with `--device wgpu`), `--out PATH` (default `target/train.svg`), `--batch N` (64),
 //! `--lr X` (Adam's initial learning rate, 0.01, decayed to a tenth along a cosine).
 //!
+//! `--autocast bf16|f16` trains in mixed precision: the forward pass under autocast (`matmul` in
+//! the low precision, the loss in `f32`), the parameters and their gradients in `f32`; `f16`
+//! with a gradient scaler.
+//!
 //! `--fake` trains nothing: it takes one training step of the model scaled up (hidden layers of
 //! `--width N`, default 50,000: 2.5 billion parameters) in fake mode, where tensors have shapes
 //! and no data, and prints the parameter count, the activations' shapes and the memory a real
@@ -21,11 +25,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use switchyard::autocast::GradScaler;
 use switchyard::ops::{try_add, try_matmul, try_narrow, try_relu};
 use switchyard::optim::Adam;
-use switchyard::{Device, DispatchError, Tensor, fake};
+use switchyard::{DType, Device, DispatchError, Tensor, fake};
 use switchyard_backends as _; // links the CPU and GPU kernels: without it the linker drops them
-use switchyard_examples::mlp::{Mlp, SPIRALS_WIDTHS, train_step};
+use switchyard_examples::mlp::{Mlp, SPIRALS_WIDTHS, train_step, train_step_mixed};
 use switchyard_examples::plot::{self, Boundary, Curve};
 use switchyard_examples::spirals::{Spirals, SpiralsConfig, SplitMix64};
 
@@ -41,7 +46,7 @@ const FAKE_WIDTH: usize = 50_000;
 
 const USAGE: &str = "usage: cargo run --release --example train -- [--epochs N] \
                      [--device cpu|wgpu|all] [--out PATH] [--batch N] [--lr X] \
-                     [--fake [--width N]]";
+                     [--autocast bf16|f16] [--fake [--width N]]";
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Which {
@@ -59,6 +64,8 @@ struct Args {
     lr: f64,
     /// One fake step of a model with hidden layers this wide, instead of training.
     fake: Option<usize>,
+    /// Mixed precision: the forward pass under autocast to this dtype.
+    autocast: Option<DType>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -69,6 +76,7 @@ fn parse_args() -> Result<Args, String> {
         batch: 64,
         lr: 0.01,
         fake: None,
+        autocast: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -78,6 +86,17 @@ fn parse_args() -> Result<Args, String> {
             "--batch" => args.batch = number(&flag, &value()?)?,
             "--lr" => args.lr = number(&flag, &value()?)?,
             "--out" => args.out = PathBuf::from(value()?),
+            "--autocast" => {
+                args.autocast = Some(match value()?.as_str() {
+                    "bf16" => DType::BF16,
+                    "f16" => DType::F16,
+                    other => {
+                        return Err(format!(
+                            "unknown autocast dtype `{other}`; expected bf16 or f16"
+                        ));
+                    }
+                })
+            }
             "--fake" => args.fake = Some(args.fake.unwrap_or(FAKE_WIDTH)),
             "--width" => args.fake = Some(number(&flag, &value()?)?),
             "--device" => {
@@ -137,13 +156,17 @@ fn main() -> ExitCode {
     }
     println!(
         "two spirals: {} points ({} turns, noise {}), MLP {WIDTHS:?} with ReLU, Adam lr {}, \
-         batch {}, {} epochs",
+         batch {}, {} epochs{}",
         data.len(),
         config.turns,
         config.noise,
         args.lr,
         args.batch,
-        args.epochs
+        args.epochs,
+        match args.autocast {
+            Some(dtype) => format!(", autocast {dtype}"),
+            None => String::new(),
+        }
     );
 
     let mut devices = Vec::new();
@@ -243,6 +266,8 @@ fn train(data: &Spirals, device: Device, args: &Args) -> Result<Run, DispatchErr
     let (all_x, all_y) = data.tensors()?;
     let (all_x, all_y) = (all_x.try_to(device)?, all_y.try_to(device)?);
     let mut shuffles = SplitMix64::new(SHUFFLE_SEED);
+    // f16's range is narrow: small gradients would flush to zero without loss scaling.
+    let mut scaler = (args.autocast == Some(DType::F16)).then(GradScaler::new);
     let n = data.len();
     let mut losses = Vec::with_capacity(args.epochs);
     let mut accuracy = 0.0;
@@ -262,7 +287,8 @@ fn train(data: &Spirals, device: Device, args: &Args) -> Result<Run, DispatchErr
                 try_narrow(&x, 0, start as isize, len)?,
                 try_narrow(&y, 0, start as isize, len)?,
             );
-            let loss = train_step(&model, &mut adam, &xb, &yb)?;
+            let loss =
+                train_step_mixed(&model, &mut adam, &xb, &yb, args.autocast, scaler.as_mut())?;
             total += loss.try_item()?.as_f64() * len as f64;
         }
         losses.push(total / n as f64);

@@ -4,6 +4,7 @@
 //! Every function returns the first error (a missing kernel on a device, a shape mismatch)
 //! instead of panicking, so a caller can report it and go on with another device.
 
+use switchyard::autocast::GradScaler;
 use switchyard::ops::{
     try_add, try_argmax, try_cross_entropy, try_eq, try_matmul, try_mean, try_mul, try_relu,
     try_sub, try_to_dtype,
@@ -116,10 +117,39 @@ pub fn train_step(
     x: &Tensor,
     y: &Tensor,
 ) -> Result<Tensor> {
+    train_step_mixed(model, optimizer, x, y, None, None)
+}
+
+/// [`train_step`] in mixed precision: the forward pass and the loss under autocast to
+/// `autocast` (`bf16` or `f16`) on `x`'s device, the backward pass and the update outside it (as
+/// PyTorch's recipe has it), and with `scaler` the loss scaled for the backward pass and the
+/// step skipped on overflow (what `f16` needs).
+pub fn train_step_mixed(
+    model: &Mlp,
+    optimizer: &mut impl Optimizer,
+    x: &Tensor,
+    y: &Tensor,
+    autocast: Option<DType>,
+    scaler: Option<&mut GradScaler>,
+) -> Result<Tensor> {
     optimizer.zero_grad();
-    let loss = try_cross_entropy(&model.forward(x)?, y)?;
-    loss.try_backward()?;
-    optimizer.step()?;
+    let loss = {
+        let _autocast = autocast
+            .map(|dtype| switchyard::autocast::autocast(x.device(), dtype))
+            .transpose()?;
+        try_cross_entropy(&model.forward(x)?, y)?
+    };
+    match scaler {
+        Some(scaler) => {
+            scaler.scale(&loss)?.try_backward()?;
+            scaler.step(optimizer)?;
+            scaler.update();
+        }
+        None => {
+            loss.try_backward()?;
+            optimizer.step()?;
+        }
+    }
     Ok(loss.detach())
 }
 

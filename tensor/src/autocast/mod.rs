@@ -15,7 +15,8 @@
 //! | [`Policy::Promote`]: float arguments to the widest of them | `add`, `sub`, `mul`, `div`, `where`, `cat`, `stack` |
 //!
 //! As in PyTorch, only `f32`, `f16` and `bf16` arguments are cast (`f64` is left as it is), and
-//! the ops a policy kernel calls run without autocast.
+//! the ops a policy kernel calls run without autocast. Training in `f16` wants a
+//! [`GradScaler`] beside it (`bf16` has `f32`'s range and needs none).
 //!
 //! ```
 //! use switchyard::{DType, Device, Tensor, autocast, ops};
@@ -52,6 +53,9 @@
 //! ```
 
 mod policy;
+mod scaler;
+
+pub use scaler::GradScaler;
 
 use std::cell::Cell;
 use std::marker::PhantomData;

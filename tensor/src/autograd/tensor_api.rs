@@ -102,6 +102,38 @@ impl Tensor {
         meta.grad_slot().clone()
     }
 
+    /// Replaces this leaf's gradient (`None` forgets it), as PyTorch's `p.grad = g`: what an
+    /// optimizer or a gradient scaler that rewrites gradients uses. Errors for a tensor that is
+    /// not a leaf requiring grad, and for a gradient whose shape, dtype or device is not the
+    /// leaf's.
+    pub fn try_set_grad(&self, grad: Option<Tensor>) -> Result<()> {
+        const OP: &str = "set_grad";
+        let Some(meta) = self.inner.autograd.as_ref().filter(|m| m.grad_fn.is_none()) else {
+            return Err(DispatchError::kernel(
+                OP,
+                format!(
+                    "{} is not a leaf that requires grad: it has no gradient to set",
+                    self.summary()
+                ),
+            ));
+        };
+        if let Some(g) = &grad {
+            if g.shape() != self.shape() || g.dtype() != self.dtype() || g.device() != self.device()
+            {
+                return Err(DispatchError::kernel(
+                    OP,
+                    format!(
+                        "the gradient of {} must be a tensor like it, not {}",
+                        self.summary(),
+                        g.summary()
+                    ),
+                ));
+            }
+        }
+        *meta.grad_slot() = grad.map(|g| g.detach());
+        Ok(())
+    }
+
     /// Forgets this leaf's accumulated gradient (the next backward pass starts it afresh), as
     /// PyTorch's `zero_grad(set_to_none=True)`.
     pub fn zero_grad(&self) {

@@ -2,8 +2,8 @@
 //! come back as fake tensors of the device a real run would have put them on.
 
 use switchyard::{
-    DispatchError, DispatchKey, DispatchKeySet, FromValue, OpHandle, Stack, ToValue, Value,
-    fallback, with_excluded,
+    DTypeColumn, DispatchError, DispatchKey, DispatchKeySet, FromValue, OpHandle, SlotOrigin,
+    Stack, ToValue, Value, fallback,
 };
 
 use super::storage::{MetaStorage, charging};
@@ -11,20 +11,29 @@ use crate::device::Device;
 use crate::storage::Holder;
 use crate::tensor::Tensor;
 
-/// One op on fake tensors (or, inside a fake mode, on any tensors): arguments become meta
-/// tensors (a fake tensor's twin shares its storage; a real tensor's twin is a meta tensor of its
-/// layout, charged nothing: its memory exists already), `Device` arguments become
-/// `Device::Meta`, the op runs at the meta backend below this key (its meta kernel, or its
-/// body), and its tensor results become fake tensors of the device a real run would have used:
-/// a `Device` argument's (factories, `to`), else the first fake or real tensor argument's. A
-/// result that is one of the twins is the argument it stands for (an op that returns its input,
-/// a written `&mut` argument).
+/// One op on fake tensors (or, inside a fake mode, on any tensors).
+///
+/// An op that the device would run as its body (a composite such as `softmax` or `sub_`)
+/// decomposes: the body runs on the fake tensors and each op it calls comes back here, as
+/// PyTorch's fake tensors see composite ops decomposed. Any other op runs on meta tensors:
+/// arguments become meta twins (a fake tensor's shares its storage; a real tensor's is a meta
+/// tensor of its layout, charged nothing: its memory exists already), `Device` arguments become
+/// `Device::Meta`, the op runs at the meta backend (its meta kernel, or its body there) with the
+/// layers above this key excluded (modes, traces and autograd see the fake op, never the meta
+/// computation inside it), and its tensor results become fake tensors of the device a real run
+/// would have used: a `Device` argument's (factories, `to`), else the first fake or real tensor
+/// argument's. A result that is one of the twins is the argument it stands for (an op that
+/// returns its input, a written `&mut` argument).
 #[fallback(key = Fake)]
 fn fake_fallback(
     op: &OpHandle,
     keys: DispatchKeySet,
     stack: &mut Stack<'_>,
 ) -> Result<(), DispatchError> {
+    let below = keys.below(DispatchKey::Fake);
+    if decomposes(op, below) {
+        return op.redispatch_boxed(below, stack);
+    }
     let start = stack.len().checked_sub(op.arity()).ok_or_else(|| {
         DispatchError::kernel(
             op.name(),
@@ -41,18 +50,36 @@ fn fake_fallback(
         twins.replace(value, &mut device);
     }
     let device = device.or(twins.first_device).unwrap_or(Device::Meta);
-    let keys = keys
-        .below(DispatchKey::Fake)
-        .difference(DispatchKeySet::BACKENDS)
-        | DispatchKeySet::META;
+    let meta_keys = below.difference(DispatchKeySet::BACKENDS) | DispatchKeySet::META;
     let account = super::current_account().map(|account| (account, device));
     charging(account, || {
-        with_excluded(DispatchKey::Fake, || op.redispatch_boxed(keys, stack))
+        let _hidden = switchyard::exclude(above(DispatchKey::Fake));
+        op.redispatch_boxed(meta_keys, stack)
     })?;
     for value in &mut stack.values_mut()[start..] {
         twins.restore(value, device);
     }
     Ok(())
+}
+
+/// Whether the call's device runs `op` as its body: the first slot of the call's backend keys
+/// (highest first) that does not fall through is the composite.
+fn decomposes(op: &OpHandle, keys: DispatchKeySet) -> bool {
+    let backends = keys.intersection(DispatchKeySet::BACKENDS);
+    let Ok(slots) = op.slots_in(DTypeColumn::of_keys(keys)) else {
+        return false;
+    };
+    slots
+        .iter()
+        .filter(|(key, _)| backends.has(*key))
+        .map(|(_, origin)| origin)
+        .find(|origin| !matches!(origin, SlotOrigin::Fallthrough))
+        .is_some_and(|origin| matches!(origin, SlotOrigin::Composite))
+}
+
+/// Every key above `key`.
+fn above(key: DispatchKey) -> DispatchKeySet {
+    DispatchKey::ALL.into_iter().filter(|k| *k > key).collect()
 }
 
 /// The meta twins made for one call, and the arguments they stand for.
