@@ -33,9 +33,12 @@ fn record(op: &OpHandle, keys: DispatchKeySet, stack: &mut Stack<'_>) -> Result<
     Ok(())
 }
 
+/// What one run shows: the trace's graph, the mode's lines, each gradient's shape and dtype.
+type Seen = (String, Vec<String>, Vec<(Vec<usize>, DType)>);
+
 /// A two-layer model's step: forward under autocast to bf16, loss, backward and an SGD update
-/// outside it. Returns what the trace and the mode saw, and the gradients' shapes and dtypes.
-fn step() -> (String, Vec<String>, Vec<(Vec<usize>, DType)>) {
+/// outside it.
+fn step() -> Seen {
     SEEN.with(|s| s.borrow_mut().clear());
     let param = |shape: &[usize]| {
         let mut p = ops::try_randn(shape, DType::F32, Device::Cpu).unwrap();

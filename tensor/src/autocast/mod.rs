@@ -132,7 +132,7 @@ pub fn autocast(device: Device, dtype: DType) -> Result<AutocastGuard, DispatchE
     let previous = DTYPES
         .try_with(|d| {
             let mut dtypes = d.get();
-            let previous = std::mem::replace(&mut dtypes[slot(device)], Some(dtype));
+            let previous = dtypes[slot(device)].replace(dtype);
             d.set(dtypes);
             previous
         })

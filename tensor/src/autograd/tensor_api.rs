@@ -117,18 +117,19 @@ impl Tensor {
                 ),
             ));
         };
-        if let Some(g) = &grad {
-            if g.shape() != self.shape() || g.dtype() != self.dtype() || g.device() != self.device()
-            {
-                return Err(DispatchError::kernel(
-                    OP,
-                    format!(
-                        "the gradient of {} must be a tensor like it, not {}",
-                        self.summary(),
-                        g.summary()
-                    ),
-                ));
-            }
+        if let Some(g) = &grad
+            && (g.shape() != self.shape()
+                || g.dtype() != self.dtype()
+                || g.device() != self.device())
+        {
+            return Err(DispatchError::kernel(
+                OP,
+                format!(
+                    "the gradient of {} must be a tensor like it, not {}",
+                    self.summary(),
+                    g.summary()
+                ),
+            ));
         }
         *meta.grad_slot() = grad.map(|g| g.detach());
         Ok(())
