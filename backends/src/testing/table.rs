@@ -13,11 +13,13 @@ pub const STANDARD_OPS_CRATE: &str = "switchyard_tensor";
 /// the same binary (a downstream device, a test's) are theirs to document.
 const LISTED_CRATES: [&str; 2] = [STANDARD_OPS_CRATE, "switchyard_backends"];
 
-/// The table's columns: each backend key this crate fills, then the two composite aliases.
-const COLUMNS: [(KernelKey, &str); 5] = [
+/// The table's columns: each backend key this crate fills, the two composite aliases, and the
+/// autocast policies (kernels at `Autocast`, the tensor crate's).
+const COLUMNS: [(KernelKey, &str); 7] = [
     (KernelKey::Key(DispatchKey::CpuNaive), "`CpuNaive`"),
     (KernelKey::Key(DispatchKey::CpuSimd), "`CpuSimd`"),
     (KernelKey::Key(DispatchKey::Wgpu), "`Wgpu`"),
+    (KernelKey::Key(DispatchKey::Meta), "`Meta`"),
     (
         KernelKey::Alias(AliasKey::CompositeExplicit),
         "`CompositeExplicit`",
@@ -26,6 +28,7 @@ const COLUMNS: [(KernelKey, &str); 5] = [
         KernelKey::Alias(AliasKey::CompositeImplicit),
         "`CompositeImplicit` (op body)",
     ),
+    (KernelKey::Key(DispatchKey::Autocast), "`Autocast` (policy)"),
 ];
 
 /// A Markdown table: one row per standard op linked into this binary (by name), one column per
