@@ -4,14 +4,19 @@
 //! the same model, init scheme, data and optimizer in PyTorch; `examples/train_profile.rs` shows
 //! where the time goes.
 //!
+//! `train_step/bf16_autocast` and `train_step/f16_autocast` time the same step in mixed precision
+//! (`train --autocast`): the forward pass under autocast, `f16` with a gradient scaler.
+//!
 //! `cargo bench -p switchyard-benches -- train_step/`
 
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group};
+use switchyard::DType;
+use switchyard::autocast::GradScaler;
 use switchyard::ops::narrow;
 use switchyard::optim::Adam;
-use switchyard_examples::mlp::{Mlp, SPIRALS_WIDTHS, train_step};
+use switchyard_examples::mlp::{Mlp, SPIRALS_WIDTHS, train_step, train_step_mixed};
 use switchyard_examples::spirals::{Spirals, SpiralsConfig};
 
 /// The batch sizes timed; the data holds the largest.
@@ -32,6 +37,17 @@ fn train_steps(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("batch", batch), |b| {
             b.iter(|| train_step(&model, &mut adam, &xb, &yb).expect("a training step"))
         });
+        for (name, dtype) in [("bf16_autocast", DType::BF16), ("f16_autocast", DType::F16)] {
+            let model = Mlp::new(&SPIRALS_WIDTHS, 7).expect("the model's parameters");
+            let mut adam = Adam::new(model.parameters(), 0.01);
+            let mut scaler = (dtype == DType::F16).then(GradScaler::new);
+            group.bench_function(BenchmarkId::new(name, batch), |b| {
+                b.iter(|| {
+                    train_step_mixed(&model, &mut adam, &xb, &yb, Some(dtype), scaler.as_mut())
+                        .expect("a mixed-precision training step")
+                })
+            });
+        }
     }
     group.finish();
 }
