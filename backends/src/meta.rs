@@ -19,7 +19,7 @@ use switchyard::ops::{
     log, lt, matmul, max_dim, mean, mean_dim, mul, ne, neg, rand_seeded, randn_seeded, relu,
     sigmoid, sqrt, sub, sum, sum_dim, tanh, to, to_dtype, where_cond,
 };
-use switchyard::rules::{self, Reduction};
+use switchyard::rules;
 use switchyard::{DType, Device, DispatchError, Result, Tensor, kernel};
 
 /// A contiguous meta result of `shape`, its size checked as a real kernel checks its output's.
@@ -122,16 +122,10 @@ fn mean_dim_meta(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
     empty(OP, &r.shape, x.dtype())
 }
 
-fn max_reduction(op: &'static str, x: &Tensor, dim: isize, keepdim: bool) -> Result<Reduction> {
-    let r = rules::reduction(op, x.shape(), &[dim], keepdim)?;
-    rules::nonempty_reduction(op, x.shape(), &r)?;
-    Ok(r)
-}
-
 #[kernel(op = "max_dim", key = Meta)]
 fn max_dim_meta(x: &Tensor, dim: isize, keepdim: bool) -> Result<Tensor> {
     const OP: &str = "max_dim";
-    let r = max_reduction(OP, x, dim, keepdim)?;
+    let r = rules::max_reduction(OP, x.shape(), dim, keepdim)?;
     empty(OP, &r.shape, x.dtype())
 }
 
@@ -139,7 +133,7 @@ fn max_dim_meta(x: &Tensor, dim: isize, keepdim: bool) -> Result<Tensor> {
 fn argmax_meta(x: &Tensor, dim: isize, keepdim: bool) -> Result<Tensor> {
     const OP: &str = "argmax";
     rules::argmax(x.dtype())?;
-    let r = max_reduction(OP, x, dim, keepdim)?;
+    let r = rules::max_reduction(OP, x.shape(), dim, keepdim)?;
     empty(OP, &r.shape, DType::I64)
 }
 

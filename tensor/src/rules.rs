@@ -267,6 +267,19 @@ pub fn nonempty_reduction(op: &'static str, shape: &[usize], r: &Reduction) -> R
     Ok(())
 }
 
+/// The reduction of `max_dim` and `argmax`: along one dimension, which must not be empty (a
+/// maximum of nothing has no value).
+pub fn max_reduction(
+    op: &'static str,
+    shape: &[usize],
+    dim: isize,
+    keepdim: bool,
+) -> Result<Reduction> {
+    let r = reduction(op, shape, &[dim], keepdim)?;
+    nonempty_reduction(op, shape, &r)?;
+    Ok(r)
+}
+
 /// `x` viewed (no copy, any device) with its kept dimensions first and its reduced ones last, in
 /// their order: read row-major, it is `r.outer` runs of `r.inner` elements, run `i` holding what
 /// element `i` of the result reduces. Contiguous when the reduced dimensions of a contiguous `x`

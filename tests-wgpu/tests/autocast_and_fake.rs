@@ -41,4 +41,3 @@ fn fake_gpu_tensors_need_no_adapter() {
         "{memory:?}"
     );
 }
-

@@ -151,16 +151,11 @@ fn max_with_index<T: Element>(values: &mut dyn Iterator<Item = T>) -> (usize, T)
 }
 
 /// The reduction of `max_dim` and `argmax`: along one dimension, never an empty one.
-fn max_reduction(op: &'static str, x: &Tensor, dim: isize, keepdim: bool) -> Result<Reduction> {
-    let r = rules::reduction(op, x.shape(), &[dim], keepdim)?;
-    rules::nonempty_reduction(op, x.shape(), &r)?;
-    Ok(r)
-}
 
 #[kernel(op = "max_dim", key = CpuNaive)]
 fn max_dim_naive(x: &Tensor, dim: isize, keepdim: bool) -> Result<Tensor> {
     const OP: &str = "max_dim";
-    let r = max_reduction(OP, x, dim, keepdim)?;
+    let r = rules::max_reduction(OP, x.shape(), dim, keepdim)?;
     with_element!(x.dtype(), T => reduce::<T, T>(OP, x, &r, |run| max_with_index(run).1))
 }
 
@@ -168,7 +163,7 @@ fn max_dim_naive(x: &Tensor, dim: isize, keepdim: bool) -> Result<Tensor> {
 fn argmax_naive(x: &Tensor, dim: isize, keepdim: bool) -> Result<Tensor> {
     const OP: &str = "argmax";
     rules::argmax(x.dtype())?;
-    let r = max_reduction(OP, x, dim, keepdim)?;
+    let r = rules::max_reduction(OP, x.shape(), dim, keepdim)?;
     with_element!(x.dtype(), T => {
         reduce::<T, i64>(OP, x, &r, |run| max_with_index(run).0 as i64)
     })
