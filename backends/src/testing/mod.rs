@@ -50,6 +50,10 @@
 //!
 //! [`Conformance::run`] returns the [`Report`] when nothing failed, else [`Failures`].
 //!
+//! On [`Device::Meta`] (or with [`Conformance::shapes_only`]) no values exist to compare: a case
+//! passes when the result's device, dtype, shape and strides are the oracle's, and a refusal
+//! must be the oracle's own error, word for word.
+//!
 //! # Tolerances
 //!
 //! Integer and `bool` results are always exact. For float results ([`Tolerance::default_for`];
