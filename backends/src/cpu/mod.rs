@@ -1,5 +1,6 @@
 //! CPU backends.
 
+mod half;
 pub mod naive;
 pub mod naive_div;
 pub mod naive_nn;

@@ -8,7 +8,7 @@ use switchyard::ops::matmul;
 use switchyard::{DType, Result, Tensor, kernel, rules};
 
 use super::matmul::{Engine, gemm};
-use crate::cpu::naive::as_dtype;
+use crate::cpu::half::convert;
 
 #[kernel(op = matmul, key = CpuSimd, dtypes = "bf16,f16")]
 fn matmul_half(x: &Tensor, y: &Tensor) -> Result<Tensor> {
@@ -17,8 +17,8 @@ fn matmul_half(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     }
     let dtype = rules::matmul(x.dtype(), y.dtype())?;
     rules::matmul_dims(x, y, dtype)?;
-    let (x, y) = (as_dtype(x, DType::F32)?, as_dtype(y, DType::F32)?);
-    as_dtype(&gemm(&x, &y, ENGINE)?, dtype)
+    let (x, y) = (convert(x, DType::F32)?, convert(y, DType::F32)?);
+    convert(&gemm(&x, &y, ENGINE)?, dtype)
 }
 
 /// The engine an `f32` product starts from (`gemm` falls back from the AVX2 tiles where the CPU
