@@ -9,6 +9,8 @@ step. Each step is timed with a clock read around it; the median over many steps
 warm-up is reported, at 1 thread and at PyTorch's default thread count.
 
     python3 benches/train_step_torch.py            # prints a table; --json for machine output
+    python3 benches/train_step_torch.py --autocast bf16   # the forward pass under torch.autocast
+                                                          # ("cpu", bfloat16), as `train_step/bf16_autocast`
 """
 
 import argparse
@@ -69,7 +71,7 @@ def mlp(widths=(2, 64, 64, 2)):
     return torch.nn.Sequential(*layers)
 
 
-def time_steps(batch, threads, steps, warmup):
+def time_steps(batch, threads, steps, warmup, autocast=None):
     torch.set_num_threads(threads)
     torch.manual_seed(7)
     x, y = spirals()
@@ -79,7 +81,13 @@ def time_steps(batch, threads, steps, warmup):
 
     def step():
         opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
+        if autocast is None:
+            loss = F.cross_entropy(model(x), y)
+        else:
+            # PyTorch's recipe, as `train_step_mixed`: forward and loss under autocast,
+            # backward and step outside it.
+            with torch.autocast("cpu", dtype=autocast):
+                loss = F.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
         return loss
@@ -100,20 +108,22 @@ def main():
     parser.add_argument("--steps", type=int, default=None, help="timed steps per case")
     parser.add_argument("--batch", type=int, action="append", help="a batch size (64 and 4096 by default)")
     parser.add_argument("--threads", type=int, action="append", help="a thread count (1 and the default by default)")
+    parser.add_argument("--autocast", choices=["bf16", "f16"], help="the forward pass under torch.autocast to this dtype")
     args = parser.parse_args()
+    autocast = {"bf16": torch.bfloat16, "f16": torch.float16, None: None}[args.autocast]
 
     default_threads = torch.get_num_threads()
     rows = []
     for threads in args.threads or sorted({1, default_threads}):
         for batch in args.batch or (64, 4096):
             steps = args.steps or (2000 if batch == 64 else 200)
-            median = time_steps(batch, threads, steps, warmup=100)
+            median = time_steps(batch, threads, steps, warmup=100, autocast=autocast)
             rows.append({"batch": batch, "threads": threads, "steps": steps, "median_ms": median * 1e3})
     torch.set_num_threads(default_threads)
     if args.json:
         print(json.dumps({"torch": torch.__version__, "rows": rows}))
         return
-    print(f"PyTorch {torch.__version__}, default threads {default_threads}")
+    print(f"PyTorch {torch.__version__}, default threads {default_threads}, autocast {args.autocast or 'off'}")
     print(f"{'batch':>6} {'threads':>8} {'median ms/step':>15}")
     for r in rows:
         print(f"{r['batch']:>6} {r['threads']:>8} {r['median_ms']:>15.3f}")
