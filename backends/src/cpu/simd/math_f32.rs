@@ -23,10 +23,12 @@
 //!
 //! With `e^−x = 2^k · (1 + r₁ + t)` and `j = max(k, 0)`: `sigmoid(x) = 2^−j / D`,
 //! `D = 2^−j + 2^(k−j) · (1 + r₁ + t)`, where one of `2^−j`, `2^(k−j)` is 1 and the other at most
-//! 1 (so `D` is in `[0.7, 2.5]` and never overflows). `D` is summed as a pair (`Dh + Dl`, Fast2Sum
-//! steps, every product by a power of two exact), then `1/D` is `q₀ = 1/Dh` (one division)
-//! corrected by `ρ = 1 − q₀·D` (its first part exact with FMA): `q = q₀ + q₀·ρ`, one rounding.
-//! The scaling by `2^−j` is exact but for subnormal results. About ½ ulp in all.
+//! 1 (so `D` is in `[0.7, 2.5]` and never overflows). `D` is summed as a pair `Dh + Dl` (`r₁ + t`
+//! by 2Sum, since `t` may be the larger, then Fast2Sum steps; every product by a power of two is
+//! exact), then `1/D` is `q₀ = 1/Dh` (one division) corrected by `ρ = 1 − q₀·D`, whose first
+//! part `1 − q₀·Dh` FMA computes exactly: `q = q₀ + q₀·ρ`, one rounding, so about ½ ulp. The
+//! scaling by `2^−j` is exact but for subnormal results, which it rounds a second time (up to
+//! 0.78 ulp there, as `exp`'s).
 //!
 //! # `tanh(x)`
 //!
@@ -68,8 +70,8 @@ pub const EXP_Q: [f32; 5] = [
     f32::from_bits(0x3EFF_FFFE),
 ];
 
-/// `sigmoid` inputs above this give `1.0` (`1 − e^−30` rounds to 1), below `−EXP_LO` `+0.0`; the
-/// clamp keeps `e^−x` within `[2⁻⁴⁴, 2¹⁵⁰]`.
+/// `sigmoid` clamps `x` to `[EXP_LO, SIGMOID_HI]`: above 30 it is 1 (`1 − e^−30` rounds to 1),
+/// below −104 `+0.0`, and `e^−x` stays within `[2⁻⁴⁴, 2¹⁵⁰]`.
 pub const SIGMOID_HI: f32 = 30.0;
 
 /// Below this `|x|`, `tanh` takes its odd polynomial; from it on, `2q − 1` (`tanh ≥ 0.51`).
