@@ -3,6 +3,7 @@
 //! elements, with `copy` (a STREAM-style copy into a preallocated buffer) and `copy_alloc` (a copy
 //! into a new `Vec`, which allocates and faults in its output like every op does) of the same
 //! byte count. Throughput is in bytes read + written, so ratios to `copy` are bandwidth ratios.
+//! `exp`, `log`, `tanh` and `sigmoid` take values in [-4, 4) (`log` their magnitudes, plus 0.001).
 //! `avx2_exp` calls the AVX2 `exp` directly at the in-cache sizes, beside the AVX-512 `simd_exp`.
 //! `matmul` at 256² and 1024², throughput in FLOP (2·n³).
 //!
@@ -13,8 +14,9 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use switchyard::ops::{
-    add, div, exp, matmul, mean, mul, neg, relu, sub, sum, try_add, try_div, try_exp, try_matmul,
-    try_mean, try_mul, try_neg, try_relu, try_sub, try_sum,
+    add, div, exp, log, matmul, mean, mul, neg, relu, sigmoid, sub, sum, tanh, try_add, try_div,
+    try_exp, try_log, try_matmul, try_mean, try_mul, try_neg, try_relu, try_sigmoid, try_sub,
+    try_sum, try_tanh,
 };
 use switchyard::{DispatchKeySet, Result, Tensor};
 
@@ -38,6 +40,17 @@ fn input(n: usize, seed: u32) -> Tensor {
         let h = (i as u32 ^ seed).wrapping_mul(0x9E37_79B9) >> 8;
         (h % 8000) as f32 / 1000.0 - 3.999
     })
+}
+
+/// The input of a unary op: [`input`], made positive for `log` (values in (0, 4]).
+fn unary_input(op: &str, n: usize) -> Tensor {
+    let x = input(n, 3);
+    if op == "log" {
+        let positive: Vec<f32> = x.to_vec::<f32>().iter().map(|v| v.abs() + 0.001).collect();
+        Tensor::from_vec(positive, &[n]).unwrap()
+    } else {
+        x
+    }
 }
 
 /// Shorter runs for the big sizes: a 16M-element op takes tens of milliseconds.
@@ -87,7 +100,7 @@ fn bench_binary(c: &mut Criterion, op: &str, naive: NaiveBinary, simd: Binary) {
 
 fn bench_unary(c: &mut Criterion, op: &str, naive: NaiveUnary, simd: Unary, bytes_per: u64) {
     for (n, label) in SIZES {
-        let x = input(n, 3);
+        let x = unary_input(op, n);
         for (backend, run) in [("naive", None), ("simd", Some(simd))] {
             let mut group = c.benchmark_group(format!("{backend}_{op}"));
             timing(&mut group, n);
@@ -111,10 +124,13 @@ fn elementwise_and_reductions(c: &mut Criterion) {
     for (op, naive, simd) in binary {
         bench_binary(c, op, naive, simd);
     }
-    let unary: [(&str, NaiveUnary, Unary, u64); 5] = [
+    let unary: [(&str, NaiveUnary, Unary, u64); 8] = [
         ("neg", neg::redispatch, try_neg, 2 * F32),
         ("relu", relu::redispatch, try_relu, 2 * F32),
         ("exp", exp::redispatch, try_exp, 2 * F32),
+        ("log", log::redispatch, try_log, 2 * F32),
+        ("tanh", tanh::redispatch, try_tanh, 2 * F32),
+        ("sigmoid", sigmoid::redispatch, try_sigmoid, 2 * F32),
         ("sum", sum::redispatch, try_sum, F32),
         ("mean", mean::redispatch, try_mean, F32),
     ];

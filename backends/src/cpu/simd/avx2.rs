@@ -1,4 +1,4 @@
-//! x86_64 AVX2 + FMA kernels: 8 `f32` lanes (4 `f64` lanes inside `exp`).
+//! x86_64 AVX2 + FMA kernels: 8 `f32` lanes.
 //!
 //! This file holds the lane helpers; `template::simd_kernels!` at the end makes them kernels,
 //! each a `#[target_feature(enable = "avx2,fma")]` function registered with `cpu = "avx2,fma"`:
@@ -11,7 +11,10 @@ use std::arch::x86_64::*;
 
 use switchyard::{Result, Tensor, kernel};
 
-use super::exp_f64::{HI, LN2_HI, LN2_LO, LO, LOG2E, TAYLOR};
+use super::math_f32::{
+    EXP_HI, EXP_LO, EXP_Q, LN2_HI, LN2_LO, LOG_P, LOG_SPLIT, LOG_SUBNORMAL_SCALE, LOG2E, SHIFTER,
+    SIGMOID_HI, TANH_2X_HI, TANH_SMALL, TANH_T,
+};
 use super::template::{SUM_BLOCK, SUM_LANES, simd_kernels};
 
 /// `f32` lanes of one vector.
@@ -81,48 +84,190 @@ fn relu_backward(grad: __m256, out: __m256) -> __m256 {
     _mm256_andnot_ps(at_most_zero, grad)
 }
 
-/// Where `x` is NaN, `x + x` (the quieted input, as the C library's `expf` returns), else
-/// `result`: the FMA chain may flip a NaN's sign.
+/// Where `x` is NaN, `x + x` (the quieted input, as the C library's functions return), else
+/// `result`: the arithmetic on a NaN lane computes garbage (its `k` is no integer).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn nan_as_scalar(x: __m128, result: __m128) -> __m128 {
-    _mm_blendv_ps(result, _mm_add_ps(x, x), _mm_cmp_ps::<_CMP_UNORD_Q>(x, x))
+fn nan_as_input(x: __m256, result: __m256) -> __m256 {
+    _mm256_blendv_ps(
+        result,
+        _mm256_add_ps(x, x),
+        _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x),
+    )
 }
 
-/// `exp` of 4 lanes, in `f64` (see `simd::exp_f64`).
+/// `p(x)` for the coefficients `c` in Horner's order, with FMA.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn exp4(x: __m128) -> __m128 {
-    // `max(LO, x)` returns `x` when `x` is NaN (the second operand), so NaN flows through.
-    let wide = _mm256_min_pd(
-        _mm256_set1_pd(HI),
-        _mm256_max_pd(_mm256_set1_pd(LO), _mm256_cvtps_pd(x)),
-    );
-    let k = _mm256_round_pd::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm256_mul_pd(
-        wide,
-        _mm256_set1_pd(LOG2E),
-    ));
-    let r = _mm256_fnmadd_pd(k, _mm256_set1_pd(LN2_HI), wide);
-    let r = _mm256_fnmadd_pd(k, _mm256_set1_pd(LN2_LO), r);
-    let mut p = _mm256_set1_pd(TAYLOR[0]);
-    for c in &TAYLOR[1..] {
-        p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(*c));
+fn horner(x: __m256, c: &[f32]) -> __m256 {
+    let mut p = _mm256_set1_ps(c[0]);
+    for &ci in &c[1..] {
+        p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(ci));
     }
-    // 2^k: `k + 1.5·2⁵²` holds `k` in its low bits; add the bias and shift into the exponent.
-    const SHIFTER: f64 = 6_755_399_441_055_744.0;
-    let bits = _mm256_castpd_si256(_mm256_add_pd(k, _mm256_set1_pd(SHIFTER)));
-    let scale = _mm256_slli_epi64::<52>(_mm256_add_epi64(bits, _mm256_set1_epi64x(1023)));
-    let result = _mm256_cvtpd_ps(_mm256_mul_pd(p, _mm256_castsi256_pd(scale)));
-    nan_as_scalar(x, result)
+    p
 }
 
-/// `exp` of 8 lanes.
+/// `2^k` for integer lanes `k` in `[−126, 127]`: the biased exponent shifted into place.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn pow2(k: __m256i) -> __m256 {
+    _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(
+        k,
+        _mm256_set1_epi32(127),
+    )))
+}
+
+/// `(k, r₁, t)` with `e^z = 2^k · (1 + r₁ + t)`, for `z` in `[−104, 104]` (see `math_f32`).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn exp_parts(z: __m256) -> (__m256i, __m256, __m256) {
+    let shifter = _mm256_set1_ps(SHIFTER);
+    let shifted = _mm256_fmadd_ps(z, _mm256_set1_ps(LOG2E), shifter);
+    let kf = _mm256_sub_ps(shifted, shifter);
+    let k = _mm256_sub_epi32(_mm256_castps_si256(shifted), _mm256_castps_si256(shifter));
+    let r1 = _mm256_fnmadd_ps(kf, _mm256_set1_ps(LN2_HI), z);
+    let c = _mm256_mul_ps(kf, _mm256_set1_ps(LN2_LO));
+    let r = _mm256_sub_ps(r1, c);
+    let t = _mm256_fmsub_ps(_mm256_mul_ps(r, r), horner(r, &EXP_Q), c);
+    (k, r1, t)
+}
+
+/// `e^x` of 8 lanes, in `f32` (see `math_f32`): `(1 + s) · 2^(k − ⌊k/2⌋) · 2^⌊k/2⌋`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn exp(x: __m256) -> __m256 {
-    let low = exp4(_mm256_castps256_ps128(x));
-    let high = exp4(_mm256_extractf128_ps::<1>(x));
-    _mm256_set_m128(high, low)
+    // `max(LO, x)` returns `x` when `x` is NaN (the second operand); the lane is fixed below.
+    let z = _mm256_min_ps(
+        _mm256_set1_ps(EXP_HI),
+        _mm256_max_ps(_mm256_set1_ps(EXP_LO), x),
+    );
+    let (k, r1, t) = exp_parts(z);
+    let p = _mm256_add_ps(_mm256_set1_ps(1.0), _mm256_add_ps(r1, t));
+    let half = _mm256_srai_epi32::<1>(k);
+    let scaled = _mm256_mul_ps(p, pow2(_mm256_sub_epi32(k, half)));
+    nan_as_input(x, _mm256_mul_ps(scaled, pow2(half)))
+}
+
+/// `(q₀, ρ, a₁, a₂)` with `1 / (1 + e^z) = q₀ · (1 + ρ) · a₁ · a₂` (`a₁·a₂ = 2^−j`), for `z` in
+/// `[−44, 104]` (see `math_f32`'s `sigmoid`).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn recip_one_plus_exp(z: __m256) -> (__m256, __m256, __m256, __m256) {
+    let (k, r1, t) = exp_parts(z);
+    let one = _mm256_set1_ps(1.0);
+    let j = _mm256_max_epi32(k, _mm256_setzero_si256());
+    let half = _mm256_srai_epi32::<1>(j);
+    let a1 = pow2(_mm256_sub_epi32(_mm256_setzero_si256(), half));
+    let a2 = pow2(_mm256_sub_epi32(half, j));
+    // `D = a + b·(1 + r₁ + t)`: one of `a = 2^−j` and `b = 2^(k−j)` is 1, the other `m ≤ 1`.
+    let b = pow2(_mm256_sub_epi32(k, j));
+    let m = _mm256_min_ps(_mm256_mul_ps(a1, a2), b);
+    let a_b = _mm256_add_ps(one, m);
+    let a_b_err = _mm256_add_ps(_mm256_sub_ps(one, a_b), m);
+    // `r₁ + t` as a pair (2Sum: `t`, up to 0.07, may be the larger where `r₁` is near 0).
+    let s = _mm256_add_ps(r1, t);
+    let t_part = _mm256_sub_ps(s, r1);
+    let s_err = _mm256_add_ps(
+        _mm256_sub_ps(r1, _mm256_sub_ps(s, t_part)),
+        _mm256_sub_ps(t, t_part),
+    );
+    let u = _mm256_mul_ps(b, s);
+    let d_hi = _mm256_add_ps(a_b, u);
+    let d_lo = _mm256_add_ps(_mm256_sub_ps(a_b, d_hi), u);
+    let d_lo = _mm256_fmadd_ps(b, s_err, _mm256_add_ps(d_lo, a_b_err));
+    let q0 = _mm256_div_ps(one, d_hi);
+    let rho = _mm256_fnmadd_ps(q0, d_hi, one);
+    let rho = _mm256_fnmadd_ps(q0, d_lo, rho);
+    (q0, rho, a1, a2)
+}
+
+/// `1 / (1 + e^−x)` of 8 lanes (see `math_f32`).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn sigmoid(x: __m256) -> __m256 {
+    let z = _mm256_min_ps(
+        _mm256_set1_ps(-EXP_LO),
+        _mm256_max_ps(_mm256_set1_ps(-SIGMOID_HI), neg(x)),
+    );
+    let (q0, rho, a1, a2) = recip_one_plus_exp(z);
+    let q = _mm256_fmadd_ps(q0, rho, q0);
+    nan_as_input(x, _mm256_mul_ps(_mm256_mul_ps(q, a1), a2))
+}
+
+/// `tanh` of 8 lanes (see `math_f32`): an odd polynomial near 0, `2·sigmoid(2|x|) − 1` beyond.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn tanh(x: __m256) -> __m256 {
+    let sign_bit = _mm256_set1_ps(-0.0);
+    let ax = _mm256_andnot_ps(sign_bit, x);
+    let x2 = _mm256_mul_ps(x, x);
+    let small = _mm256_fmadd_ps(_mm256_mul_ps(x, x2), horner(x2, &TANH_T), x);
+    let z = _mm256_max_ps(
+        _mm256_set1_ps(-TANH_2X_HI),
+        _mm256_sub_ps(_mm256_setzero_ps(), _mm256_add_ps(ax, ax)),
+    );
+    let (q0, rho, _, _) = recip_one_plus_exp(z);
+    let two_q0 = _mm256_add_ps(q0, q0);
+    let large = _mm256_fmadd_ps(two_q0, rho, _mm256_sub_ps(two_q0, _mm256_set1_ps(1.0)));
+    let is_small = _mm256_cmp_ps::<_CMP_LT_OQ>(ax, _mm256_set1_ps(TANH_SMALL));
+    // `x`'s sign onto `tanh|x|`, and onto `tanh(−0) = −0` (the polynomial gives `+0` there).
+    let sign = _mm256_and_ps(x, sign_bit);
+    nan_as_input(
+        x,
+        _mm256_or_ps(_mm256_blendv_ps(large, small, is_small), sign),
+    )
+}
+
+/// `ln x` of 8 lanes (see `math_f32`).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn log(x: __m256) -> __m256 {
+    let tiny = _mm256_cmp_ps::<_CMP_LT_OQ>(x, _mm256_set1_ps(f32::MIN_POSITIVE));
+    let xs = _mm256_blendv_ps(
+        x,
+        _mm256_mul_ps(x, _mm256_set1_ps(LOG_SUBNORMAL_SCALE)),
+        tiny,
+    );
+    let split = _mm256_set1_epi32(LOG_SPLIT);
+    let ix = _mm256_sub_epi32(_mm256_castps_si256(xs), split);
+    let e = _mm256_srai_epi32::<23>(ix);
+    let mantissa = _mm256_and_si256(ix, _mm256_set1_epi32(0x007F_FFFF));
+    let f = _mm256_sub_ps(
+        _mm256_castsi256_ps(_mm256_add_epi32(mantissa, split)),
+        _mm256_set1_ps(1.0),
+    );
+    let ef = _mm256_sub_ps(
+        _mm256_cvtepi32_ps(e),
+        _mm256_and_ps(tiny, _mm256_set1_ps(23.0)),
+    );
+    // `e·LN2_HI + f`, then `− f²/2`: Fast2Sum each (the first term is the larger).
+    let h = _mm256_mul_ps(ef, _mm256_set1_ps(LN2_HI));
+    let a = _mm256_add_ps(h, f);
+    let a_err = _mm256_add_ps(_mm256_sub_ps(h, a), f);
+    let f2 = _mm256_mul_ps(f, f);
+    let f2_err = _mm256_fmsub_ps(f, f, f2);
+    let g = _mm256_mul_ps(f2, _mm256_set1_ps(-0.5));
+    let b = _mm256_add_ps(a, g);
+    let b_err = _mm256_add_ps(_mm256_sub_ps(a, b), g);
+    let lo = _mm256_fmadd_ps(f2_err, _mm256_set1_ps(-0.5), _mm256_add_ps(a_err, b_err));
+    let lo = _mm256_fmadd_ps(ef, _mm256_set1_ps(LN2_LO), lo);
+    let lo = _mm256_fmadd_ps(_mm256_mul_ps(f2, f), horner(f, &LOG_P), lo);
+    let result = _mm256_add_ps(b, lo);
+    // `ln ±0 = −inf`, `ln` of a negative number is NaN, `ln inf = inf`.
+    let zero = _mm256_setzero_ps();
+    let result = _mm256_blendv_ps(
+        result,
+        _mm256_set1_ps(f32::NEG_INFINITY),
+        _mm256_cmp_ps::<_CMP_EQ_OQ>(x, zero),
+    );
+    let result = _mm256_blendv_ps(
+        result,
+        _mm256_set1_ps(f32::NAN),
+        _mm256_cmp_ps::<_CMP_LT_OQ>(x, zero),
+    );
+    let infinity = _mm256_set1_ps(f32::INFINITY);
+    let result = _mm256_blendv_ps(result, infinity, _mm256_cmp_ps::<_CMP_EQ_OQ>(x, infinity));
+    nan_as_input(x, result)
 }
 
 /// The `f64` lane sums of a superblock's runs: within each block of [`SUM_BLOCK`] elements,
@@ -167,6 +312,9 @@ simd_kernels! {
     relu_avx2 = relu,
     relu_backward_avx2 = relu_backward,
     exp_avx2 = exp,
+    log_avx2 = log,
+    tanh_avx2 = tanh,
+    sigmoid_avx2 = sigmoid,
     sum_avx2 = sum,
     mean_avx2 = mean,
 }

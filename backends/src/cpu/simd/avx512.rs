@@ -1,5 +1,5 @@
-//! x86_64 AVX-512F kernels: 16 `f32` lanes for the elementwise ops and the reductions, 8 `f64`
-//! lanes inside `exp` (about 2× the AVX2 variant at 1K–64K elements).
+//! x86_64 AVX-512F kernels: 16 `f32` lanes for the elementwise ops, the transcendental ones
+//! (`exp`, `log`, `tanh`, `sigmoid`) and the reductions.
 //!
 //! Registered with `cpu = "avx512f"`, so on a CPU with AVX-512 they outrank the AVX2 variants,
 //! and `SWITCHYARD_CPU_CAPABILITY=avx2` (or a CPU without AVX-512) leaves them unreachable. An
@@ -10,15 +10,19 @@
 //! elements on a Zen 5 CPU, so the variants are back. Only AVX-512F instructions are used (no
 //! DQ or VL), so every AVX-512 CPU runs them.
 //!
-//! `exp` computes each half of a vector with 8 `f64` lanes: the same function as the AVX2
-//! variant's, element for element. `unsafe` is used only for the load and store intrinsics (in
+//! The transcendental ops take the AVX2 variants' steps (`simd::math_f32`), with `scalef` for
+//! the scaling by `2^k` (one rounding, as the AVX2 variants' two exact factors): the same
+//! function, element for element. `unsafe` is used only for the load and store intrinsics (in
 //! `load`, `store` and `lane_sums`'s spill).
 
 #![allow(unsafe_code)] // the load/store intrinsics below, and the macro's target-feature entries
 
 use std::arch::x86_64::*;
 
-use super::exp_f64::{HI, LN2_HI, LN2_LO, LO, LOG2E, TAYLOR};
+use super::math_f32::{
+    EXP_HI, EXP_LO, EXP_Q, LN2_HI, LN2_LO, LOG_P, LOG_SPLIT, LOG_SUBNORMAL_SCALE, LOG2E, SHIFTER,
+    SIGMOID_HI, TANH_2X_HI, TANH_SMALL, TANH_T,
+};
 use super::template::{SUM_BLOCK, SUM_LANES, simd_kernels};
 
 /// `f32` lanes of one vector.
@@ -89,46 +93,175 @@ fn relu_backward(grad: __m512, out: __m512) -> __m512 {
     _mm512_maskz_mov_ps(!at_most_zero, grad)
 }
 
-/// `exp` of 16 lanes: each half with 8 `f64` lanes.
+/// Where `x` is NaN, `x + x` (the quieted input, as the C library's functions return), else
+/// `result`: the arithmetic on a NaN lane computes garbage (its `k` is no integer).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn nan_as_input(x: __m512, result: __m512) -> __m512 {
+    let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
+    _mm512_mask_blend_ps(nan, result, _mm512_add_ps(x, x))
+}
+
+/// `p(x)` for the coefficients `c` in Horner's order, with FMA.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn horner(x: __m512, c: &[f32]) -> __m512 {
+    let mut p = _mm512_set1_ps(c[0]);
+    for &ci in &c[1..] {
+        p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(ci));
+    }
+    p
+}
+
+/// `2^k` for integer lanes `k` in `[−126, 127]`: the biased exponent shifted into place.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn pow2(k: __m512i) -> __m512 {
+    _mm512_castsi512_ps(_mm512_slli_epi32::<23>(_mm512_add_epi32(
+        k,
+        _mm512_set1_epi32(127),
+    )))
+}
+
+/// `(k, r₁, t)` with `e^z = 2^k · (1 + r₁ + t)`, for `z` in `[−104, 104]` (see `math_f32`).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn exp_parts(z: __m512) -> (__m512i, __m512, __m512) {
+    let shifter = _mm512_set1_ps(SHIFTER);
+    let shifted = _mm512_fmadd_ps(z, _mm512_set1_ps(LOG2E), shifter);
+    let kf = _mm512_sub_ps(shifted, shifter);
+    let k = _mm512_sub_epi32(_mm512_castps_si512(shifted), _mm512_castps_si512(shifter));
+    let r1 = _mm512_fnmadd_ps(kf, _mm512_set1_ps(LN2_HI), z);
+    let c = _mm512_mul_ps(kf, _mm512_set1_ps(LN2_LO));
+    let r = _mm512_sub_ps(r1, c);
+    let t = _mm512_fmsub_ps(_mm512_mul_ps(r, r), horner(r, &EXP_Q), c);
+    (k, r1, t)
+}
+
+/// `e^x` of 16 lanes, in `f32` (see `math_f32`): `scalef` multiplies by `2^k` with one rounding,
+/// as the AVX2 variant's two exact factors do, so both give the same bits.
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn exp(x: __m512) -> __m512 {
-    let halves = _mm512_castps_pd(x);
-    let low = exp8(_mm512_castps512_ps256(x));
-    let high = exp8(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(halves)));
-    let joined = _mm512_insertf64x4::<1>(
-        _mm512_castpd256_pd512(_mm256_castps_pd(low)),
-        _mm256_castps_pd(high),
+    // `max(LO, x)` returns `x` when `x` is NaN (the second operand); the lane is fixed below.
+    let z = _mm512_min_ps(
+        _mm512_set1_ps(EXP_HI),
+        _mm512_max_ps(_mm512_set1_ps(EXP_LO), x),
     );
-    _mm512_castpd_ps(joined)
+    let (k, r1, t) = exp_parts(z);
+    let p = _mm512_add_ps(_mm512_set1_ps(1.0), _mm512_add_ps(r1, t));
+    nan_as_input(x, _mm512_scalef_ps(p, _mm512_cvtepi32_ps(k)))
 }
 
-/// `exp` of 8 lanes, in `f64` (see `simd::exp_f64`); `scalef` applies `2^k` exactly.
+/// `(q₀, ρ, −j)` with `1 / (1 + e^z) = q₀ · (1 + ρ) · 2^−j`, for `z` in `[−44, 104]` (see
+/// `math_f32`'s `sigmoid`; the AVX2 twin's steps).
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn exp8(x: __m256) -> __m256 {
-    // `max(LO, x)` returns `x` when `x` is NaN (the second operand), so NaN flows through.
-    let wide = _mm512_min_pd(
-        _mm512_set1_pd(HI),
-        _mm512_max_pd(_mm512_set1_pd(LO), _mm512_cvtps_pd(x)),
+fn recip_one_plus_exp(z: __m512) -> (__m512, __m512, __m512) {
+    let (k, r1, t) = exp_parts(z);
+    let one = _mm512_set1_ps(1.0);
+    let j = _mm512_max_epi32(k, _mm512_setzero_si512());
+    let minus_j = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_setzero_si512(), j));
+    // `D = a + b·(1 + r₁ + t)`: one of `a = 2^−j` and `b = 2^(k−j)` is 1, the other `m ≤ 1`.
+    let b = pow2(_mm512_sub_epi32(k, j));
+    let m = _mm512_min_ps(_mm512_scalef_ps(one, minus_j), b);
+    let a_b = _mm512_add_ps(one, m);
+    let a_b_err = _mm512_add_ps(_mm512_sub_ps(one, a_b), m);
+    // `r₁ + t` as a pair (2Sum: `t`, up to 0.07, may be the larger where `r₁` is near 0).
+    let s = _mm512_add_ps(r1, t);
+    let t_part = _mm512_sub_ps(s, r1);
+    let s_err = _mm512_add_ps(
+        _mm512_sub_ps(r1, _mm512_sub_ps(s, t_part)),
+        _mm512_sub_ps(t, t_part),
     );
-    let k = _mm512_roundscale_pd::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
-        _mm512_mul_pd(wide, _mm512_set1_pd(LOG2E)),
+    let u = _mm512_mul_ps(b, s);
+    let d_hi = _mm512_add_ps(a_b, u);
+    let d_lo = _mm512_add_ps(_mm512_sub_ps(a_b, d_hi), u);
+    let d_lo = _mm512_fmadd_ps(b, s_err, _mm512_add_ps(d_lo, a_b_err));
+    let q0 = _mm512_div_ps(one, d_hi);
+    let rho = _mm512_fnmadd_ps(q0, d_hi, one);
+    let rho = _mm512_fnmadd_ps(q0, d_lo, rho);
+    (q0, rho, minus_j)
+}
+
+/// `1 / (1 + e^−x)` of 16 lanes (see `math_f32`).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn sigmoid(x: __m512) -> __m512 {
+    let z = _mm512_min_ps(
+        _mm512_set1_ps(-EXP_LO),
+        _mm512_max_ps(_mm512_set1_ps(-SIGMOID_HI), neg(x)),
     );
-    let r = _mm512_fnmadd_pd(k, _mm512_set1_pd(LN2_HI), wide);
-    let r = _mm512_fnmadd_pd(k, _mm512_set1_pd(LN2_LO), r);
-    let mut p = _mm512_set1_pd(TAYLOR[0]);
-    for c in &TAYLOR[1..] {
-        p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(*c));
-    }
-    let result = _mm512_cvtpd_ps(_mm512_scalef_pd(p, k));
-    // Where `x` is NaN, `x + x` (the quieted input, as the C library's `expf` returns): the FMA
-    // chain may flip a NaN's sign.
-    _mm256_blendv_ps(
-        result,
-        _mm256_add_ps(x, x),
-        _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x),
-    )
+    let (q0, rho, minus_j) = recip_one_plus_exp(z);
+    let q = _mm512_fmadd_ps(q0, rho, q0);
+    nan_as_input(x, _mm512_scalef_ps(q, minus_j))
+}
+
+/// `tanh` of 16 lanes (see `math_f32`): an odd polynomial near 0, `2·sigmoid(2|x|) − 1` beyond.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn tanh(x: __m512) -> __m512 {
+    let sign_bit = _mm512_set1_epi32(i32::MIN);
+    let ax = _mm512_abs_ps(x);
+    let x2 = _mm512_mul_ps(x, x);
+    let small = _mm512_fmadd_ps(_mm512_mul_ps(x, x2), horner(x2, &TANH_T), x);
+    let z = _mm512_max_ps(
+        _mm512_set1_ps(-TANH_2X_HI),
+        _mm512_sub_ps(_mm512_setzero_ps(), _mm512_add_ps(ax, ax)),
+    );
+    let (q0, rho, _) = recip_one_plus_exp(z);
+    let two_q0 = _mm512_add_ps(q0, q0);
+    let large = _mm512_fmadd_ps(two_q0, rho, _mm512_sub_ps(two_q0, _mm512_set1_ps(1.0)));
+    let is_small = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(ax, _mm512_set1_ps(TANH_SMALL));
+    let unsigned = _mm512_castps_si512(_mm512_mask_blend_ps(is_small, large, small));
+    // `x`'s sign onto `tanh|x|`, and onto `tanh(−0) = −0` (the polynomial gives `+0` there).
+    let sign = _mm512_and_si512(_mm512_castps_si512(x), sign_bit);
+    nan_as_input(x, _mm512_castsi512_ps(_mm512_or_si512(unsigned, sign)))
+}
+
+/// `ln x` of 16 lanes (see `math_f32`; the AVX2 twin's steps).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn log(x: __m512) -> __m512 {
+    let tiny = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(x, _mm512_set1_ps(f32::MIN_POSITIVE));
+    let scaled = _mm512_mul_ps(x, _mm512_set1_ps(LOG_SUBNORMAL_SCALE));
+    let xs = _mm512_mask_blend_ps(tiny, x, scaled);
+    let split = _mm512_set1_epi32(LOG_SPLIT);
+    let ix = _mm512_sub_epi32(_mm512_castps_si512(xs), split);
+    let e = _mm512_srai_epi32::<23>(ix);
+    let mantissa = _mm512_and_si512(ix, _mm512_set1_epi32(0x007F_FFFF));
+    let f = _mm512_sub_ps(
+        _mm512_castsi512_ps(_mm512_add_epi32(mantissa, split)),
+        _mm512_set1_ps(1.0),
+    );
+    let ef = _mm512_mask_sub_ps(
+        _mm512_cvtepi32_ps(e),
+        tiny,
+        _mm512_cvtepi32_ps(e),
+        _mm512_set1_ps(23.0),
+    );
+    // `e·LN2_HI + f`, then `− f²/2`: Fast2Sum each (the first term is the larger).
+    let h = _mm512_mul_ps(ef, _mm512_set1_ps(LN2_HI));
+    let a = _mm512_add_ps(h, f);
+    let a_err = _mm512_add_ps(_mm512_sub_ps(h, a), f);
+    let f2 = _mm512_mul_ps(f, f);
+    let f2_err = _mm512_fmsub_ps(f, f, f2);
+    let g = _mm512_mul_ps(f2, _mm512_set1_ps(-0.5));
+    let b = _mm512_add_ps(a, g);
+    let b_err = _mm512_add_ps(_mm512_sub_ps(a, b), g);
+    let lo = _mm512_fmadd_ps(f2_err, _mm512_set1_ps(-0.5), _mm512_add_ps(a_err, b_err));
+    let lo = _mm512_fmadd_ps(ef, _mm512_set1_ps(LN2_LO), lo);
+    let lo = _mm512_fmadd_ps(_mm512_mul_ps(f2, f), horner(f, &LOG_P), lo);
+    let result = _mm512_add_ps(b, lo);
+    // `ln ±0 = −inf`, `ln` of a negative number is NaN, `ln inf = inf`.
+    let zero = _mm512_setzero_ps();
+    let infinity = _mm512_set1_ps(f32::INFINITY);
+    let is_zero = _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(x, zero);
+    let result = _mm512_mask_blend_ps(is_zero, result, _mm512_set1_ps(f32::NEG_INFINITY));
+    let negative = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(x, zero);
+    let result = _mm512_mask_blend_ps(negative, result, _mm512_set1_ps(f32::NAN));
+    let is_inf = _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(x, infinity);
+    nan_as_input(x, _mm512_mask_blend_ps(is_inf, result, infinity))
 }
 
 /// The `f64` lane sums of a superblock's runs: within each block of [`SUM_BLOCK`] elements,
@@ -174,6 +307,9 @@ simd_kernels! {
     relu_avx512 = relu,
     relu_backward_avx512 = relu_backward,
     exp_avx512 = exp,
+    log_avx512 = log,
+    tanh_avx512 = tanh,
+    sigmoid_avx512 = sigmoid,
     sum_avx512 = sum,
     mean_avx512 = mean,
 }

@@ -2,7 +2,7 @@
 //!
 //! An ISA file holds only what differs between instruction sets, its *lane helpers*: `load` and
 //! `store` (an `[f32; LANES]` to a vector and back), one function per elementwise op over whole
-//! vectors (`add(a, b)`, `sub`, `mul`, `div`, `neg(a)`, `relu`, `exp`) and `lane_sums(runs)`, the
+//! vectors (`add(a, b)`, `sub`, `mul`, `div`, `neg(a)`, `relu`, `exp`, `log`, `tanh`, `sigmoid`) and `lane_sums(runs)`, the
 //! [`SUM_LANES`] `f64` lane sums of a superblock (each block's `f32` accumulators, in `f64`). [`simd_kernels!`] writes the kernels themselves:
 //! each a `#[kernel(…, cpu = …)]` `#[target_feature]` function whose body is one of the drivers
 //! below applied to the helpers.
@@ -81,7 +81,7 @@ pub(crate) fn map(
 
 /// `f` of each `N` elements of `xs` into `out` (of `xs`'s length). The last `len % N` elements
 /// take `scalar`, the op's scalar twin, where it has one (an op whose vector result differs
-/// from its scalar one, `exp`, passes `None` and takes `f` on a zero-padded vector). Returns
+/// from its scalar one, `exp` and the other transcendental ops, passes `None` and takes `f` on a zero-padded vector). Returns
 /// whether every element of `out` was written.
 #[inline(always)]
 pub(crate) fn map_part<const N: usize>(
@@ -388,7 +388,7 @@ pub(crate) fn superblock_sum(
 /// The kernels of one instruction set at `CpuSimd`, from the lane helpers in scope (see the
 /// module docs): `simd_kernels!(cpu = "avx2,fma", needs = "AVX2 and FMA"; add_avx2 = add, …)`
 /// registers `add_avx2` for `add` with `cpu = "avx2,fma"` and `#[target_feature(enable =
-/// "avx2,fma")]`. Each op (`add` `sub` `mul` `div` `neg` `relu` `exp` `sum` `mean`) has its
+/// "avx2,fma")]`. Each op (`add` `sub` `mul` `div` `neg` `relu` `exp` `log` `tanh` `sigmoid` `sum` `mean`) has its
 /// line below: its doc and which driver it takes.
 macro_rules! simd_kernels {
     (cpu = $cpu:tt, needs = $needs:tt; $($name:ident = $op:ident),+ $(,)?) => {
@@ -416,11 +416,23 @@ macro_rules! simd_kernels {
         $crate::cpu::simd::template::simd_kernels!(@unary relu relu_naive $name $cpu $needs
             "`max(x, 0)`, NaN kept."; Some(<f32 as $crate::cpu::naive::Arith>::relu));
     };
+    // The transcendental ops have no scalar twin: the C library's functions may differ by 1 ulp
+    // from the vector ones, and every element of one tensor should get the same function.
     (@exp $name:ident $cpu:tt $needs:tt) => {
-        // No scalar twin: the C library's `expf` may differ by 1 ulp from the vector `exp`, and
-        // every element of one tensor should get the same function.
         $crate::cpu::simd::template::simd_kernels!(@unary exp exp_naive $name $cpu $needs
-            "`e^x`, within 1 ulp of the naive kernel."; None);
+            "`e^x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`)."; None);
+    };
+    (@log $name:ident $cpu:tt $needs:tt) => {
+        $crate::cpu::simd::template::simd_kernels!(@unary log log_naive $name $cpu $needs
+            "`ln x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`)."; None);
+    };
+    (@tanh $name:ident $cpu:tt $needs:tt) => {
+        $crate::cpu::simd::template::simd_kernels!(@unary tanh tanh_naive $name $cpu $needs
+            "`tanh x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`)."; None);
+    };
+    (@sigmoid $name:ident $cpu:tt $needs:tt) => {
+        $crate::cpu::simd::template::simd_kernels!(@unary sigmoid sigmoid_naive $name $cpu $needs
+            "`1 / (1 + e^−x)` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`)."; None);
     };
     (@relu_backward $name:ident $cpu:tt $needs:tt) => {
         // Anything but two contiguous `f32` tensors of one shape goes below `CpuSimd`: the op
