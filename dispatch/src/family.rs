@@ -15,6 +15,7 @@
 
 use std::borrow::Cow;
 
+#[cfg(not(target_family = "wasm"))]
 use linkme::distributed_slice;
 
 use crate::key::{DispatchKey, DispatchKeySet};
@@ -181,9 +182,15 @@ pub struct DeviceName {
 }
 
 /// Every device name linked into the binary.
+#[cfg(not(target_family = "wasm"))]
 #[allow(unsafe_code)] // linkme's `link_section`; no unsafe code of ours
 #[distributed_slice]
 pub static SWITCHYARD_DEVICE_NAMES: [DeviceName];
+
+/// Every device name linked into the module.
+#[cfg(target_family = "wasm")]
+pub static SWITCHYARD_DEVICE_NAMES: crate::linked::CtorSlice<DeviceName> =
+    crate::linked::CtorSlice::new();
 
 /// What errors call `family`: the names registered for it (several, sorted and joined with `|`,
 /// if crates disagree), or its keys.
@@ -248,12 +255,17 @@ macro_rules! name_device {
                 "name_device!: only backend keys (CpuNaive, CpuSimd, PrivateUse1..3, Wgpu) are devices"
             );
             #[allow(unsafe_code)] // linkme's `link_section`
-            #[$crate::__private_v1::linkme::distributed_slice($crate::__private_v1::DEVICE_NAMES)]
-            #[linkme(crate = $crate::__private_v1::linkme)]
+            #[cfg_attr(
+                not(target_family = "wasm"),
+                $crate::__private_v1::linkme::distributed_slice($crate::__private_v1::DEVICE_NAMES)
+            )]
+            #[cfg_attr(not(target_family = "wasm"), linkme(crate = $crate::__private_v1::linkme))]
             static NAME: $crate::DeviceName = $crate::DeviceName {
                 key: $key,
                 name: $name,
             };
+            #[cfg(target_family = "wasm")]
+            $crate::__private_v1::submit!($crate::__private_v1::DEVICE_NAMES, NAME);
         };
     };
     ($key:ident, $name:expr) => {

@@ -41,6 +41,7 @@ mod handle;
 mod key;
 #[cfg(test)]
 mod layering;
+mod linked;
 mod local;
 pub mod modes;
 mod names;

@@ -30,7 +30,7 @@ fn index() -> &'static Index {
     INDEX.get_or_init(|| {
         let mut full: HashMap<&'static str, Named> = HashMap::with_capacity(OPS.len());
         let mut bare: HashMap<&'static str, Vec<&'static str>> = HashMap::with_capacity(OPS.len());
-        for op in OPS {
+        for op in OPS.iter() {
             let info = op.info();
             full.entry(info.name)
                 .or_insert_with(|| Named {

@@ -3,7 +3,14 @@
 //! The macros name only `::switchyard::__private_v1`; the version in the path makes a mismatch
 //! between macro and runtime versions a compile error instead of a miscompilation.
 
+#[cfg(not(target_family = "wasm"))]
 pub use linkme;
+
+// WebAssembly: registrations join their lists from constructors (`linked/ctors.rs`).
+#[cfg(target_family = "wasm")]
+pub use crate::__switchyard_submit as submit;
+#[cfg(target_family = "wasm")]
+pub use crate::linked::CtorSlice;
 
 pub use crate::alias::{AliasKey, KernelKey};
 pub use crate::arg::DispatchArg;

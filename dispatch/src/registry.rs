@@ -9,6 +9,7 @@
 
 use std::panic::Location as CallerLocation;
 
+#[cfg(not(target_family = "wasm"))]
 use linkme::distributed_slice;
 
 use crate::alias::KernelKey;
@@ -16,6 +17,8 @@ use crate::boxing::Stack;
 use crate::dtype::{ColumnSet, DTypeColumn};
 use crate::error::{DispatchError, Location, location_here};
 use crate::key::{DispatchKey, DispatchKeySet};
+#[cfg(target_family = "wasm")]
+use crate::linked::CtorSlice;
 use crate::origin::{Conflict, SlotOrigin};
 use crate::registration::Registration;
 
@@ -284,29 +287,43 @@ impl Global {
 }
 
 /// Every fallback linked into the binary.
+#[cfg(not(target_family = "wasm"))]
 #[allow(unsafe_code)] // linkme's `link_section`; no unsafe code of ours
 #[distributed_slice]
 pub static SWITCHYARD_FALLBACKS: [FallbackRegistration];
 
+/// Every fallback linked into the module.
+#[cfg(target_family = "wasm")]
+pub static SWITCHYARD_FALLBACKS: CtorSlice<FallbackRegistration> = CtorSlice::new();
+
 /// Where an op has no SIMD kernel, its CPU call continues on the naive backend.
 #[allow(unsafe_code)] // linkme's `link_section`
-#[distributed_slice(SWITCHYARD_FALLBACKS)]
+#[cfg_attr(not(target_family = "wasm"), distributed_slice(SWITCHYARD_FALLBACKS))]
 static CPU_SIMD_FALLS_THROUGH: FallbackRegistration = FallbackRegistration::new(
     DispatchKey::CpuSimd,
     FallbackKind::Fallthrough,
     KernelMeta::new("fallthrough", location_here!()),
 );
+#[cfg(target_family = "wasm")]
+crate::__switchyard_submit!(SWITCHYARD_FALLBACKS, CPU_SIMD_FALLS_THROUGH);
 
 /// An op without an autocast policy (a kernel at `Autocast`) runs untouched under autocast.
 #[allow(unsafe_code)] // linkme's `link_section`
-#[distributed_slice(SWITCHYARD_FALLBACKS)]
+#[cfg_attr(not(target_family = "wasm"), distributed_slice(SWITCHYARD_FALLBACKS))]
 static AUTOCAST_FALLS_THROUGH: FallbackRegistration = FallbackRegistration::new(
     DispatchKey::Autocast,
     FallbackKind::Fallthrough,
     KernelMeta::new("fallthrough", location_here!()),
 );
+#[cfg(target_family = "wasm")]
+crate::__switchyard_submit!(SWITCHYARD_FALLBACKS, AUTOCAST_FALLS_THROUGH);
 
 /// Every op linked into the binary, for `dump()` and `find_op`.
+#[cfg(not(target_family = "wasm"))]
 #[allow(unsafe_code)] // linkme's `link_section`; no unsafe code of ours
 #[distributed_slice]
 pub static SWITCHYARD_OPS: [&'static dyn ErasedOp];
+
+/// Every op linked into the module, for `dump()` and `find_op`.
+#[cfg(target_family = "wasm")]
+pub static SWITCHYARD_OPS: CtorSlice<&'static dyn ErasedOp> = CtorSlice::new();

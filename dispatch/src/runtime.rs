@@ -32,7 +32,7 @@ pub(crate) fn lock() -> MutexGuard<'static, Global> {
 
 /// Republishes every op's tables that are built; unbuilt ones read the live set when built.
 fn refresh_all(global: &Global) {
-    for op in OPS {
+    for op in OPS.iter() {
         op.refresh(global);
     }
 }

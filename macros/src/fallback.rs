@@ -98,13 +98,16 @@ fn registration(function: &ItemFn, attr: &FallbackAttr, key: &KeyRef) -> TokenSt
             #[allow(clippy::deref_addrof)]
             const __SWITCHYARD_FALLBACK: #private::BoxedKernel = #reference;
 
-            #[#private::linkme::distributed_slice(#private::FALLBACKS)]
-            #[linkme(crate = #private::linkme)]
+            #[cfg_attr(not(target_family = "wasm"), #private::linkme::distributed_slice(#private::FALLBACKS))]
+            #[cfg_attr(not(target_family = "wasm"), linkme(crate = #private::linkme))]
             static REGISTRATION: #private::FallbackRegistration = #private::FallbackRegistration::new(
                 #key,
                 #private::FallbackKind::Boxed(__SWITCHYARD_FALLBACK),
                 #private::KernelMeta::new(#name, #location),
             );
+            // WebAssembly, which linkme does not serve: added to the list by a constructor.
+            #[cfg(target_family = "wasm")]
+            #private::submit!(#private::FALLBACKS, REGISTRATION);
         };
     }
 }

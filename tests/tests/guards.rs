@@ -66,6 +66,7 @@ fn with_excluded_scopes_a_closure() {
 }
 
 #[test]
+#[cfg_attr(target_family = "wasm", ignore = "wasm32 starts no threads")]
 fn guards_are_per_thread() {
     let _naive = exclude(DispatchKey::CpuSimd);
     let (tx, rx) = mpsc::channel();
@@ -75,6 +76,7 @@ fn guards_are_per_thread() {
 }
 
 #[test]
+#[cfg_attr(target_family = "wasm", ignore = "wasm32 starts no threads")]
 fn out_of_order_drop_panics_and_names_the_problem() {
     let result = std::thread::spawn(|| {
         let outer = exclude(DispatchKey::CpuSimd);
@@ -97,6 +99,10 @@ fn on_a_fresh_thread(f: impl FnOnce() + Send + 'static) {
 }
 
 #[test]
+#[cfg_attr(
+    target_family = "wasm",
+    ignore = "wasm32 aborts on panic: nothing to catch"
+)]
 fn a_caught_out_of_order_drop_still_restores_exactly() {
     on_a_fresh_thread(|| {
         let x = Tensor::scalar(0.0);
@@ -120,6 +126,10 @@ struct Scrambled {
 }
 
 #[test]
+#[cfg_attr(
+    target_family = "wasm",
+    ignore = "wasm32 aborts on panic: nothing to catch"
+)]
 fn out_of_order_drops_during_unwinding_restore_exactly() {
     on_a_fresh_thread(|| {
         let x = Tensor::scalar(0.0);
@@ -139,6 +149,10 @@ fn out_of_order_drops_during_unwinding_restore_exactly() {
 }
 
 #[test]
+#[cfg_attr(
+    target_family = "wasm",
+    ignore = "wasm32 aborts on panic: nothing to catch"
+)]
 fn an_out_of_order_drop_outside_unwinding_panics_then_unwinds_the_rest_exactly() {
     on_a_fresh_thread(|| {
         let x = Tensor::scalar(0.0);
@@ -160,6 +174,10 @@ fn an_out_of_order_drop_outside_unwinding_panics_then_unwinds_the_rest_exactly()
 }
 
 #[test]
+#[cfg_attr(
+    target_family = "wasm",
+    ignore = "wasm32 aborts on panic: nothing to catch"
+)]
 fn guards_dropped_by_hand_in_any_order_inside_a_panicking_scope_restore_exactly() {
     /// Drops its guards oldest first from its own `Drop`, i.e. while the thread unwinds.
     struct DropsOldestFirst(Vec<switchyard::KeyGuard>);

@@ -34,8 +34,19 @@
 //! started with. Should the operating system refuse to start threads, [`set_num_threads`] says
 //! so and keeps the previous count, and the lazily built default pool falls back to the calling
 //! thread with a one-line warning on stderr: ops never fail for want of threads.
+//!
+//! WebAssembly without the `atomics` feature (`wasm32-unknown-unknown`, `wasm32-wasip1`) cannot
+//! start threads at all: there the count is always 1, [`set_num_threads`] refuses more, and a
+//! `SWITCHYARD_NUM_THREADS` above 1 is warned about and ignored.
 
-#![allow(unsafe_code)] // `run` hands workers a borrowed closure; its protocol is argued there
+#![allow(unsafe_code)]
+// `run` hands workers a borrowed closure; its protocol is argued there
+// Only the SIMD kernels (x86_64, aarch64) split their work; on other targets (wasm32) the naive
+// kernels serve every op on the calling thread, and the splitting below is unused.
+#![cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    allow(dead_code)
+)]
 
 use std::fmt;
 use std::io::Write;
@@ -44,6 +55,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// The environment variable read (once) for the default thread count: a positive integer.
 pub const NUM_THREADS_VAR: &str = "SWITCHYARD_NUM_THREADS";
+
+/// Whether this target can start threads (see the module's docs).
+const CAN_START_THREADS: bool = !cfg!(all(target_family = "wasm", not(target_feature = "atomics")));
 
 /// The thread count in effect; `0` until it is first resolved. Read on every large op without
 /// taking the lock.
@@ -95,6 +109,11 @@ pub fn set_num_threads(threads: usize) -> Result<(), ThreadCountError> {
             "the count must be at least 1 (1 runs every op on its calling thread)".into(),
         ));
     }
+    if threads > 1 && !CAN_START_THREADS {
+        return Err(refuse(
+            "this target cannot start threads (WebAssembly without atomics)".into(),
+        ));
+    }
     let pool = if threads == 1 {
         None
     } else {
@@ -140,6 +159,14 @@ fn resolve_default(slot: &mut MutexGuard<'_, Option<Arc<rayon::ThreadPool>>>) ->
             ));
             cores
         }
+    };
+    let threads = if threads > 1 && !CAN_START_THREADS {
+        warn(&format!(
+            "{NUM_THREADS_VAR} asks for {threads} threads, but this target cannot start threads; using 1"
+        ));
+        1
+    } else {
+        threads
     };
     **slot = None;
     THREADS.store(threads, Ordering::Relaxed);

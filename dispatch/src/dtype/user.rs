@@ -22,6 +22,7 @@
 use std::fmt;
 use std::sync::OnceLock;
 
+#[cfg(not(target_family = "wasm"))]
 use linkme::distributed_slice;
 
 use crate::dtype::{ColumnSet, DTypeColumn, DTypeKind, NUM_DTYPES};
@@ -217,9 +218,15 @@ impl fmt::Display for UserDTypeDecl {
 }
 
 /// Every user dtype declaration linked into the binary.
+#[cfg(not(target_family = "wasm"))]
 #[allow(unsafe_code)] // linkme's `link_section`; no unsafe code of ours
 #[distributed_slice]
 pub static SWITCHYARD_USER_DTYPES: [UserDTypeDecl];
+
+/// Every user dtype declaration linked into the module.
+#[cfg(target_family = "wasm")]
+pub static SWITCHYARD_USER_DTYPES: crate::linked::CtorSlice<UserDTypeDecl> =
+    crate::linked::CtorSlice::new();
 
 /// The declarations claiming `dtype`, sorted by location, each location once.
 fn claims(dtype: UserDType) -> &'static [UserDTypeDecl] {
@@ -286,8 +293,11 @@ macro_rules! declare_dtype {
                  already takes (a built-in dtype, `float`, `int`, `mixed`, `untyped`, `all`)"
             );
             #[allow(unsafe_code)] // linkme's `link_section`
-            #[$crate::__private_v1::linkme::distributed_slice($crate::__private_v1::USER_DTYPES)]
-            #[linkme(crate = $crate::__private_v1::linkme)]
+            #[cfg_attr(
+                not(target_family = "wasm"),
+                $crate::__private_v1::linkme::distributed_slice($crate::__private_v1::USER_DTYPES)
+            )]
+            #[cfg_attr(not(target_family = "wasm"), linkme(crate = $crate::__private_v1::linkme))]
             static DECLARATION: $crate::UserDTypeDecl = $crate::UserDTypeDecl {
                 dtype: $dtype,
                 name: $name,
@@ -297,6 +307,8 @@ macro_rules! declare_dtype {
                 file: ::core::file!(),
                 line: ::core::line!(),
             };
+            #[cfg(target_family = "wasm")]
+            $crate::__private_v1::submit!($crate::__private_v1::USER_DTYPES, DECLARATION);
         };
     };
 }

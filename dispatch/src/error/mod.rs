@@ -394,12 +394,22 @@ impl fmt::Display for DispatchError {
                     );
                 }
                 if available.is_empty() {
-                    return write!(
+                    write!(
                         f,
                         "the op has no kernels registered at all. Likely cause: the crate that \
                          provides its kernels is not linked into this binary; name it once, e.g. \
                          `use my_kernels as _;` (the linker drops crates that no code names)"
-                    );
+                    )?;
+                    // wasm-ld loads a library's code only where something calls into it, so a
+                    // crate that is only named is dropped all the same; LTO hands it every crate.
+                    #[cfg(target_family = "wasm")]
+                    write!(
+                        f,
+                        ". On WebAssembly naming it is not enough (the linker keeps only code \
+                         that is called): build with `lto = \"thin\"` or `lto = true` in the \
+                         profile, or call a function of that crate"
+                    )?;
+                    return Ok(());
                 }
                 write!(f, "kernels exist for: {available}. Likely cause: ")?;
                 match key.group() {

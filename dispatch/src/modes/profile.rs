@@ -182,12 +182,17 @@ fn time_call(
 
 // At the library's own key, so that `Profiler` stays free for users' modes.
 #[allow(unsafe_code)] // linkme's `link_section`
-#[linkme::distributed_slice(crate::registry::SWITCHYARD_FALLBACKS)]
+#[cfg_attr(
+    not(target_family = "wasm"),
+    linkme::distributed_slice(crate::registry::SWITCHYARD_FALLBACKS)
+)]
 static TIME_CALL: FallbackRegistration = FallbackRegistration::builtin(
     DispatchKey::BuiltinProfile,
     time_call,
     KernelMeta::new("time_call", location_here!()),
 );
+#[cfg(target_family = "wasm")]
+crate::__switchyard_submit!(crate::registry::SWITCHYARD_FALLBACKS, TIME_CALL);
 
 /// Pops the profile even if the profiled closure panics.
 struct ProfileScope;

@@ -182,12 +182,17 @@ fn record_call(
 
 // At the library's own key, so that `Tracing` stays free for users' modes.
 #[allow(unsafe_code)] // linkme's `link_section`
-#[linkme::distributed_slice(crate::registry::SWITCHYARD_FALLBACKS)]
+#[cfg_attr(
+    not(target_family = "wasm"),
+    linkme::distributed_slice(crate::registry::SWITCHYARD_FALLBACKS)
+)]
 static RECORD_CALL: FallbackRegistration = FallbackRegistration::builtin(
     DispatchKey::BuiltinTrace,
     record_call,
     KernelMeta::new("record_call", location_here!()),
 );
+#[cfg(target_family = "wasm")]
+crate::__switchyard_submit!(crate::registry::SWITCHYARD_FALLBACKS, RECORD_CALL);
 
 /// Pops the recorder even if the traced closure panics.
 struct RecorderScope;

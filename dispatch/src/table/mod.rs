@@ -22,13 +22,12 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32};
 use std::sync::{Arc, Mutex, RwLock};
 
-use linkme::DistributedSlice;
-
 use crate::boxing::Stack;
 use crate::dtype::{COLUMN_INDICES, COLUMN_OF, ColumnSet, DTypeColumn, NUM_COLUMNS};
 use crate::error::DispatchError;
 use crate::family::paired_autograd_mask;
 use crate::key::{DispatchKey, DispatchKeySet, NUM_KEYS};
+use crate::linked::LinkedSlice;
 use crate::local::local_masks;
 use crate::origin::{Conflict, KernelMeta, SlotOrigin};
 use crate::registry::{BoxedKernel, KernelRegistration, OpInfo};
@@ -127,7 +126,7 @@ impl<F> std::ops::Deref for Current<F> {
 /// One op's registrations and tables. The `#[op]` macro declares one per op as a `static`.
 pub struct OpTable<F: 'static> {
     info: OpInfo,
-    kernels: &'static DistributedSlice<[KernelRegistration<F>]>,
+    kernels: &'static LinkedSlice<KernelRegistration<F>>,
     composite: Option<F>,
     boxing: Option<Boxing<F>>,
     /// The table of the linked registrations, computed at first use. Set only by
@@ -160,11 +159,11 @@ impl<F: 'static> fmt::Debug for OpTable<F> {
 }
 
 impl<F: Copy + Send + Sync + 'static> OpTable<F> {
-    /// A table to be built at first use from `kernels` (the op's linkme slice), `composite` (the
+    /// A table to be built at first use from `kernels` (the op's linked list), `composite` (the
     /// op's body, if it has one) and `boxing` (absent for `#[op(unboxed)]`).
     pub const fn new(
         info: OpInfo,
-        kernels: &'static DistributedSlice<[KernelRegistration<F>]>,
+        kernels: &'static LinkedSlice<KernelRegistration<F>>,
         composite: Option<F>,
         boxing: Option<Boxing<F>>,
     ) -> Self {

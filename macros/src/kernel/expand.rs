@@ -176,9 +176,12 @@ pub fn registration(function: &ItemFn, attr: &KernelAttr, op: &OpRef, key: &KeyR
                 const KERNEL: #signature_ty = #reference;
             }
 
-            #[#private::linkme::distributed_slice(__SWITCHYARD_OP_KERNELS)]
-            #[linkme(crate = #private::linkme)]
+            #[cfg_attr(not(target_family = "wasm"), #private::linkme::distributed_slice(__SWITCHYARD_OP_KERNELS))]
+            #[cfg_attr(not(target_family = "wasm"), linkme(crate = #private::linkme))]
             static REGISTRATION: #private::KernelRegistration<__SwitchyardKernelFn> = #registration;
+            // WebAssembly, which linkme does not serve: added to the op's list by a constructor.
+            #[cfg(target_family = "wasm")]
+            #private::submit!(__SWITCHYARD_OP_KERNELS, REGISTRATION);
         };
     }
 }

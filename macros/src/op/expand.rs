@@ -171,10 +171,16 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
                 pub type __SwitchyardKeyedAnyErrorSignature<__SwitchyardE> =
                     fn(#keyset, #(#types),*) -> ::core::result::Result<#inner_output, __SwitchyardE>;
 
+                #[cfg(not(target_family = "wasm"))]
                 #[allow(unsafe_code)] // linkme's `link_section`
                 #[#private::linkme::distributed_slice]
                 #[linkme(crate = #private::linkme)]
                 pub static #slice: [#private::KernelRegistration<__SwitchyardKernelFn>];
+
+                // WebAssembly, which linkme does not serve: a list filled by constructors.
+                #[cfg(target_family = "wasm")]
+                pub static #slice: #private::CtorSlice<#private::KernelRegistration<__SwitchyardKernelFn>> =
+                    #private::CtorSlice::new();
 
                 #boxing_fns
 
@@ -194,9 +200,11 @@ pub fn op(attr: &OpAttr, op: &OpFn) -> TokenStream {
                     );
 
                 #[allow(unsafe_code)] // linkme's `link_section`
-                #[#private::linkme::distributed_slice(#private::OPS)]
-                #[linkme(crate = #private::linkme)]
+                #[cfg_attr(not(target_family = "wasm"), #private::linkme::distributed_slice(#private::OPS))]
+                #[cfg_attr(not(target_family = "wasm"), linkme(crate = #private::linkme))]
                 static __SWITCHYARD_ENTRY: &'static dyn #private::ErasedOp = &__SWITCHYARD_OP;
+                #[cfg(target_family = "wasm")]
+                #private::submit!(#private::OPS, __SWITCHYARD_ENTRY);
 
                 /// Calls the kernel for exactly `keys`, ignoring thread-local includes and
                 /// excludes: how a kernel continues below its own key
