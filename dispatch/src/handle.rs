@@ -352,17 +352,18 @@ pub fn dump() -> String {
                 meta.location
             );
         }
-        // The ops whose calls fail with "no kernels registered at all": nothing at a runtime key
+        // The ops whose calls fail with "no kernels registered at all": nothing at a backend key
         // and nothing that fills one (a body, a `CompositeExplicit` kernel). A kernel at the
-        // `Autograd` alias alone serves no call that does not require grad.
-        let fills_a_key = |key: &KernelKey| {
-            key.runtime().is_some() || *key == KernelKey::Alias(AliasKey::CompositeExplicit)
+        // `Autograd` alias, or at a layer's key (`Autocast`), serves no call on its own.
+        let fills_a_backend = |key: &KernelKey| {
+            key.runtime().is_some_and(DispatchKey::is_backend)
+                || *key == KernelKey::Alias(AliasKey::CompositeExplicit)
         };
-        if !op.has_composite() && !registrations.iter().any(|(key, _)| fills_a_key(key)) {
+        if !op.has_composite() && !registrations.iter().any(|(key, _)| fills_a_backend(key)) {
             let only = if registrations.is_empty() {
                 ""
             } else {
-                " but at alias keys"
+                " for a backend"
             };
             let _ = writeln!(
                 out,

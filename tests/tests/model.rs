@@ -488,14 +488,20 @@ fn dispatch_matches_the_reference_model() {
         "{}",
         switchyard::dump()
     );
-    // 10,000 sets of registrations, 8 calls each; 300 on wasm32, where `.ci/wasm` runs this
-    // unoptimised under Node, many times slower (the same checks, fewer random sets).
+    // 2,500 sets of registrations, 8 calls each; 300 on wasm32, where `.ci/wasm` runs this
+    // unoptimised under Node, many times slower (the same checks, fewer random sets). Each set's
+    // runtime fallbacks rebuild the table of every op linked here (the standard ops', with their
+    // meta and autocast kernels): in a debug build 10,000 sets took over 13 minutes on a 2-core
+    // machine, most of the README's test command. `PROPTEST_CASES` asks for more.
     let mut runner = TestRunner::new(Config {
-        cases: if cfg!(target_family = "wasm") {
-            300
-        } else {
-            10_000
-        },
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(if cfg!(target_family = "wasm") {
+                300
+            } else {
+                2_500
+            }),
         failure_persistence: None,
         ..Config::default()
     });

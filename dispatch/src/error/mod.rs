@@ -393,12 +393,22 @@ impl fmt::Display for DispatchError {
                         dtype.slot_name()
                     );
                 }
-                if available.is_empty() {
+                if !available.intersects(DispatchKeySet::BACKENDS) {
+                    if available.is_empty() {
+                        write!(f, "the op has no kernels registered at all")?;
+                    } else {
+                        // Kernels at layers' keys (autocast, modes) pass the call on.
+                        write!(
+                            f,
+                            "the op has no kernels registered at all for a backend (only at \
+                             {available})"
+                        )?;
+                    }
                     write!(
                         f,
-                        "the op has no kernels registered at all. Likely cause: the crate that \
-                         provides its kernels is not linked into this binary; name it once, e.g. \
-                         `use my_kernels as _;` (the linker drops crates that no code names)"
+                        ". Likely cause: the crate that provides its kernels is not linked into \
+                         this binary; name it once, e.g. `use my_kernels as _;` (the linker drops \
+                         crates that no code names)"
                     )?;
                     // wasm-ld loads a library's code only where something calls into it, so a
                     // crate that is only named is dropped all the same; LTO hands it every crate.
