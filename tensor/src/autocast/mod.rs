@@ -4,7 +4,7 @@
 //! policy cast their float arguments on that device before they run: the ops that gain from a
 //! narrower type run in it, the numerically sensitive ones in `f32`, and ops that mix several
 //! float inputs run in the widest of them. A policy is a kernel at
-//! [`DispatchKey::Autocast`](switchyard::DispatchKey::Autocast), which sits above autograd, so
+//! [`DispatchKey::Autocast`](switchyard::DispatchKey), which sits above autograd, so
 //! autograd records the casts and gradients flow back to `f32` parameters in `f32`. An op
 //! without a policy runs untouched. The standard ops' policies:
 //!

@@ -8,7 +8,7 @@
 //! meta loss gives meta gradients.
 //!
 //! A **fake tensor** reports a real device (`cpu`, `wgpu`) but is a meta tensor underneath: it
-//! carries [`DispatchKey::Fake`](switchyard::DispatchKey::Fake) above its device's keys, and one
+//! carries [`DispatchKey::Fake`](switchyard::DispatchKey) above its device's keys, and one
 //! fallback there runs every op on meta tensors and hands back fake results on the device a real
 //! run would have used. Inside a [`FakeMode`] (or [`fake`]), tensors made by the factory ops
 //! (`full`, `zeros`, `rand`, `randn`, `arange`, …) or moved with `to` are fake, and the mode
