@@ -27,7 +27,8 @@ pub enum Device {
 }
 
 impl Device {
-    /// Every device, in the order of their backend keys' priority.
+    /// Every device, in the order of their backend keys' priority (`Device::slot` is the place
+    /// of each).
     pub const ALL: [Device; 6] = [
         Device::Meta,
         Device::Wgpu,
@@ -96,23 +97,36 @@ impl fmt::Display for Device {
     }
 }
 
+// `Device::slot` is each device's place in `Device::ALL`.
+const _: () = {
+    let mut i = 0;
+    while i < Device::ALL.len() {
+        assert!(Device::ALL[i].slot() == i);
+        i += 1;
+    }
+};
+
 impl Device {
-    /// What `Display` prints, looked up once per device: names are registered at link time
-    /// (`name_device!` statics), so they never change while the program runs, and tensor
-    /// summaries print this on every traced or profiled call.
-    fn display_name(self) -> &'static str {
-        static NAMES: [OnceLock<Cow<'static, str>>; Device::ALL.len()] =
-            [const { OnceLock::new() }; Device::ALL.len()];
-        // Its place in `ALL` (an exhaustive match: a new device must get a slot).
-        let slot = match self {
+    /// Its place in [`Device::ALL`]: the index of per-device tables (names, fake-mode memory,
+    /// autocast dtypes). An exhaustive match, so a new device must get a slot.
+    pub(crate) const fn slot(self) -> usize {
+        match self {
             Device::Meta => 0,
             Device::Wgpu => 1,
             Device::PrivateUse1 => 2,
             Device::PrivateUse2 => 3,
             Device::PrivateUse3 => 4,
             Device::Cpu => 5,
-        };
-        NAMES[slot].get_or_init(|| {
+        }
+    }
+
+    /// What `Display` prints, looked up once per device: names are registered at link time
+    /// (`name_device!` statics), so they never change while the program runs, and tensor
+    /// summaries print this on every traced or profiled call.
+    fn display_name(self) -> &'static str {
+        static NAMES: [OnceLock<Cow<'static, str>>; Device::ALL.len()] =
+            [const { OnceLock::new() }; Device::ALL.len()];
+        NAMES[self.slot()].get_or_init(|| {
             switchyard::device_name(self.keys()).unwrap_or(Cow::Borrowed(self.name()))
         })
     }

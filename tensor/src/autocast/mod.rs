@@ -85,16 +85,9 @@ thread_local! {
         const { Cell::new([None; Device::ALL.len()]) };
 }
 
-fn slot(device: Device) -> usize {
-    Device::ALL
-        .iter()
-        .position(|d| *d == device)
-        .unwrap_or(Device::ALL.len() - 1)
-}
-
 /// The dtype autocast casts `device`'s tensors to on this thread, if it is on for that device.
 pub fn autocast_dtype(device: Device) -> Option<DType> {
-    DTYPES.try_with(|d| d.get()[slot(device)]).ok().flatten()
+    DTYPES.try_with(|d| d.get()[device.slot()]).ok().flatten()
 }
 
 /// While alive, autocast is on for one device on this thread (see the [module docs](self)).
@@ -114,7 +107,7 @@ impl Drop for AutocastGuard {
         let (device, previous) = (self.device, self.previous);
         let _ = DTYPES.try_with(|d| {
             let mut dtypes = d.get();
-            dtypes[slot(device)] = previous;
+            dtypes[device.slot()] = previous;
             d.set(dtypes);
         });
     }
@@ -132,7 +125,7 @@ pub fn autocast(device: Device, dtype: DType) -> Result<AutocastGuard, DispatchE
     let previous = DTYPES
         .try_with(|d| {
             let mut dtypes = d.get();
-            let previous = dtypes[slot(device)].replace(dtype);
+            let previous = dtypes[device.slot()].replace(dtype);
             d.set(dtypes);
             previous
         })

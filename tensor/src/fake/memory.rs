@@ -36,7 +36,7 @@ pub struct FakeMemory {
 impl FakeMemory {
     /// What `device` would have held.
     pub fn device(&self, device: Device) -> DeviceBytes {
-        self.per_device[slot(device)]
+        self.per_device[device.slot()]
     }
 
     /// The devices that would have allocated anything, with their figures, highest priority
@@ -72,7 +72,7 @@ impl Account {
     pub(crate) fn charge(self: &Arc<Self>, device: Device, dtype: DType, len: usize) -> Charge {
         let bytes = held_bytes(device, dtype, len);
         let mut memory = self.memory.lock().unwrap_or_else(PoisonError::into_inner);
-        let row = &mut memory.per_device[slot(device)];
+        let row = &mut memory.per_device[device.slot()];
         row.live = row.live.saturating_add(bytes);
         row.peak = row.peak.max(row.live);
         row.total = row.total.saturating_add(bytes);
@@ -99,7 +99,7 @@ impl Drop for Charge {
             .memory
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let row = &mut memory.per_device[slot(self.device)];
+        let row = &mut memory.per_device[self.device.slot()];
         row.live = row.live.saturating_sub(self.bytes);
     }
 }
@@ -118,12 +118,4 @@ fn held_bytes(device: Device, dtype: DType, len: usize) -> usize {
         Device::Cpu => crate::storage::cpu_held_bytes(bytes),
         _ => bytes,
     }
-}
-
-/// A device's row in [`FakeMemory`]: its place in [`Device::ALL`].
-fn slot(device: Device) -> usize {
-    Device::ALL
-        .iter()
-        .position(|d| *d == device)
-        .unwrap_or(Device::ALL.len() - 1)
 }
