@@ -53,7 +53,7 @@ fn fake_fallback(
     let meta_keys = below.difference(DispatchKeySet::BACKENDS) | DispatchKeySet::META;
     let account = super::current_account().map(|account| (account, device));
     charging(account, || {
-        let _hidden = switchyard::exclude(above(DispatchKey::Fake));
+        let _hidden = switchyard::exclude(ABOVE_FAKE);
         op.redispatch_boxed(meta_keys, stack)
     })?;
     for value in &mut stack.values_mut()[start..] {
@@ -77,10 +77,10 @@ fn decomposes(op: &OpHandle, keys: DispatchKeySet) -> bool {
         .is_some_and(|origin| matches!(origin, SlotOrigin::Composite))
 }
 
-/// Every key above `key`.
-fn above(key: DispatchKey) -> DispatchKeySet {
-    DispatchKey::ALL.into_iter().filter(|k| *k > key).collect()
-}
+/// Every key above `Fake`: the layers a fake op hides its meta computation from.
+const ABOVE_FAKE: DispatchKeySet = DispatchKeySet::from_bits_retain(
+    DispatchKeySet::all().bits() & !((DispatchKeySet::FAKE.bits() << 1) - 1),
+);
 
 /// The meta twins made for one call, and the arguments they stand for.
 #[derive(Default)]
