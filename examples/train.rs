@@ -25,22 +25,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use switchyard::autocast::GradScaler;
 use switchyard::ops::{try_add, try_matmul, try_narrow, try_relu};
 use switchyard::optim::Adam;
 use switchyard::{DType, Device, DispatchError, Tensor, fake};
 use switchyard_backends as _; // links the CPU and GPU kernels: without it the linker drops them
-use switchyard_examples::mlp::{Mlp, SPIRALS_WIDTHS, train_step, train_step_mixed};
-use switchyard_examples::plot::{self, Boundary, Curve};
-use switchyard_examples::spirals::{Spirals, SpiralsConfig, SplitMix64};
+use switchyard_examples::mlp::{Mlp, SPIRALS_WIDTHS, train_step};
+use switchyard_examples::plot::Curve;
+use switchyard_examples::spirals::{Spirals, SpiralsConfig};
+use switchyard_examples::training::{INIT_SEED, Settings, Training, TrainingError};
 
 const WIDTHS: [usize; 4] = SPIRALS_WIDTHS;
-/// Seeds of the initial parameters and of the per-epoch shuffles.
-const INIT_SEED: u64 = 7;
-const SHUFFLE_SEED: u64 = 8;
-/// The decision boundary's grid: cells per side, over `[-EXTENT, EXTENT]²`.
-const GRID_CELLS: usize = 150;
-const GRID_EXTENT: f32 = 1.2;
 /// `--fake`'s hidden width: two layers of 50,000, 2.5 billion parameters.
 const FAKE_WIDTH: usize = 50_000;
 
@@ -129,13 +123,10 @@ fn number<T: std::str::FromStr>(flag: &str, text: &str) -> Result<T, String> {
         .map_err(|_| format!("{flag} takes a number, not `{text}`"))
 }
 
-/// What a finished run leaves: its curve, its final accuracy, and the model for the picture.
+/// A finished run: the training (its curve, accuracy and model) and how long it took.
 struct Run {
-    device: Device,
-    losses: Vec<f64>,
-    accuracy: f64,
+    training: Training,
     time: Duration,
-    model: Mlp,
 }
 
 fn main() -> ExitCode {
@@ -211,7 +202,7 @@ fn main() -> ExitCode {
                 println!(
                     "trained in {:.1} s\nfinal training accuracy: {:.1}% (device {device})",
                     run.time.as_secs_f64(),
-                    100.0 * run.accuracy
+                    100.0 * run.training.accuracy()
                 );
                 runs.push(run);
             }
@@ -259,95 +250,42 @@ fn main() -> ExitCode {
 
 /// Trains a fresh model (the same initial parameters on every device) on `device`, printing a
 /// line per epoch.
-fn train(data: &Spirals, device: Device, args: &Args) -> Result<Run, DispatchError> {
+fn train(data: &Spirals, device: Device, args: &Args) -> Result<Run, TrainingError> {
     let started = Instant::now();
-    let model = Mlp::new(&WIDTHS, INIT_SEED)?.to(device)?;
-    let mut adam = Adam::try_new(model.parameters(), args.lr)?;
-    let (all_x, all_y) = data.tensors()?;
-    let (all_x, all_y) = (all_x.try_to(device)?, all_y.try_to(device)?);
-    let mut shuffles = SplitMix64::new(SHUFFLE_SEED);
-    // f16's range is narrow: small gradients would flush to zero without loss scaling.
-    let mut scaler = (args.autocast == Some(DType::F16)).then(GradScaler::new);
-    let n = data.len();
-    let mut losses = Vec::with_capacity(args.epochs);
-    let mut accuracy = 0.0;
+    let settings = Settings {
+        epochs: args.epochs,
+        batch: args.batch,
+        lr: args.lr,
+        autocast: args.autocast,
+    };
+    let mut training = Training::new(data.clone(), device, settings)?;
     for epoch in 1..=args.epochs {
         let epoch_start = Instant::now();
-        // Cosine decay from `lr` to a tenth of it: large steps first, then settling (a constant
-        // rate keeps the accuracy wobbling by a percent between epochs).
-        let progress = (epoch - 1) as f64 / args.epochs.max(2).saturating_sub(1) as f64;
-        adam.set_lr(args.lr * (0.1 + 0.45 * (1.0 + (std::f64::consts::PI * progress).cos())));
-        // A new order each epoch, built on the host and moved in one copy per tensor.
-        let (x, y) = data.tensors_in(&shuffles.permutation(n))?;
-        let (x, y) = (x.try_to(device)?, y.try_to(device)?);
-        let mut total = 0.0;
-        for start in (0..n).step_by(args.batch) {
-            let len = args.batch.min(n - start);
-            let (xb, yb) = (
-                try_narrow(&x, 0, start as isize, len)?,
-                try_narrow(&y, 0, start as isize, len)?,
-            );
-            let loss =
-                train_step_mixed(&model, &mut adam, &xb, &yb, args.autocast, scaler.as_mut())?;
-            total += loss.try_item()?.as_f64() * len as f64;
-        }
-        losses.push(total / n as f64);
-        accuracy = model.accuracy(&all_x, &all_y)?;
+        let loss = training.next_epoch()?;
         println!(
-            "{:>4} epoch {epoch:>3}/{}  loss {:.4}  accuracy {:5.1}%  {:.2} s",
+            "{:>4} epoch {epoch:>3}/{}  loss {loss:.4}  accuracy {:5.1}%  {:.2} s",
             device.to_string(),
             args.epochs,
-            total / n as f64,
-            100.0 * accuracy,
+            100.0 * training.accuracy(),
             epoch_start.elapsed().as_secs_f64()
         );
     }
     Ok(Run {
-        device,
-        losses,
-        accuracy,
+        training,
         time: started.elapsed(),
-        model,
     })
 }
 
 /// The SVG: every run's loss curve, and `boundary_of`'s predictions over the plane.
-fn picture(data: &Spirals, boundary_of: &Run, runs: &[Run]) -> Result<String, DispatchError> {
-    let centres = Boundary::cell_centres(GRID_EXTENT, GRID_CELLS);
-    let grid = Tensor::from_vec(
-        centres.iter().flatten().copied().collect(),
-        &[centres.len(), 2],
-    )?;
-    let classes = boundary_of
-        .model
-        .predict(&grid.try_to(boundary_of.device)?)?
-        .try_to(Device::Cpu)?
-        .try_to_vec::<i64>()?;
-    let boundary = Boundary {
-        extent: GRID_EXTENT,
-        cells: GRID_CELLS,
-        classes,
-    };
-    let curves: Vec<Curve> = runs
-        .iter()
-        .map(|r| Curve {
-            label: format!("{} ({:.1}%)", r.device, 100.0 * r.accuracy),
-            losses: r.losses.clone(),
-        })
-        .collect();
-    let points: Vec<([f32; 2], i64)> = data
-        .points
-        .iter()
-        .copied()
-        .zip(data.labels.iter().copied())
-        .collect();
+fn picture(data: &Spirals, boundary_of: &Run, runs: &[Run]) -> Result<String, TrainingError> {
+    let curves: Vec<Curve> = runs.iter().map(|r| r.training.curve()).collect();
     let title = format!(
         "MLP {WIDTHS:?} on two spirals ({} points): loss per epoch, and the decision boundary \
          on {}",
         data.len(),
-        boundary_of.device
+        boundary_of.training.device()
     );
-    Ok(plot::svg(&title, &curves, &boundary, &points))
+    boundary_of.training.picture(&title, &curves)
 }
 
 /// `--fake`: one step of the model with hidden layers of `width`, in fake mode: the parameter
