@@ -411,13 +411,16 @@ impl fmt::Display for DispatchError {
                          crates that no code names)"
                     )?;
                     // wasm-ld loads a library's code only where something calls into it, so a
-                    // crate that is only named is dropped all the same; LTO hands it every crate.
+                    // crate that is only named is dropped all the same; LTO hands it every crate
+                    // of a binary, but a library module (a cdylib, as wasm-bindgen builds) still
+                    // leaves out a crate that nothing calls (its kernels come with any one call).
                     #[cfg(target_family = "wasm")]
                     write!(
                         f,
                         ". On WebAssembly naming it is not enough (the linker keeps only code \
                          that is called): build with `lto = \"thin\"` or `lto = true` in the \
-                         profile, or call a function of that crate"
+                         profile, and in a library module (a cdylib) also call one function of \
+                         that crate"
                     )?;
                     return Ok(());
                 }
