@@ -132,10 +132,29 @@ fn exp_parts(z: __m256) -> (__m256i, __m256, __m256) {
     (k, r1, t)
 }
 
+/// `|x|` below this: `e^x` is normal (`e^−86 > 2⁻¹²⁶`) and finite, `k` lies in `[−124, 124]`,
+/// and the clamps of `exp` change nothing.
+const EXP_PLAIN: f32 = 86.0;
+
 /// `e^x` of 8 lanes, in `f32` (see `math_f32`): `(1 + s) · 2^(k − ⌊k/2⌋) · 2^⌊k/2⌋`.
+///
+/// Where every lane has `|x| < 86` (the common case, one predictable branch per vector), the
+/// result `(1 + s)·2^k` is a normal number, so both products by powers of two are exact and so
+/// is adding `k` to the exponent field of `1 + s`, which this path does instead (no clamps, no
+/// NaN lanes to fix): the same bits as the general path, in fewer instructions.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn exp(x: __m256) -> __m256 {
+    let ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0), x);
+    let plain = _mm256_cmp_ps::<_CMP_LT_OQ>(ax, _mm256_set1_ps(EXP_PLAIN));
+    if _mm256_movemask_ps(plain) == 0xFF {
+        let (k, r1, t) = exp_parts(x);
+        let p = _mm256_add_ps(_mm256_set1_ps(1.0), _mm256_add_ps(r1, t));
+        return _mm256_castsi256_ps(_mm256_add_epi32(
+            _mm256_castps_si256(p),
+            _mm256_slli_epi32::<23>(k),
+        ));
+    }
     // `max(LO, x)` returns `x` when `x` is NaN (the second operand); the lane is fixed below.
     let z = _mm256_min_ps(
         _mm256_set1_ps(EXP_HI),
