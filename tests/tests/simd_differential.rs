@@ -445,6 +445,87 @@ fn sum_and_mean_are_within_tolerance_of_naive() {
     }
 }
 
+/// The sum as `cpu::simd` documents it, one element at a time: blocks of 1024 elements, 32 `f32`
+/// accumulators each adding every 32nd element of a block from `-0.0`, each block's accumulators
+/// onto 32 `f64` lane sums; per superblock of 64K elements the lane sums in a halving tree, then
+/// the last `len % 32` elements in order (the superblock again in `f64` if that is not finite);
+/// the superblocks' sums in order.
+fn documented_sum(values: &[f32]) -> f64 {
+    let superblock_sum = |xs: &[f32]| {
+        let whole = xs.len() - xs.len() % 32;
+        let mut lanes = [-0.0f64; 32];
+        for block in xs[..whole].chunks(1024) {
+            let mut acc = [-0.0f32; 32];
+            for run in block.chunks(32) {
+                for (a, x) in acc.iter_mut().zip(run) {
+                    *a += x;
+                }
+            }
+            for (l, a) in lanes.iter_mut().zip(acc) {
+                *l += f64::from(a);
+            }
+        }
+        let mut width = 16;
+        while width > 0 {
+            for i in 0..width {
+                lanes[i] += lanes[i + width];
+            }
+            width /= 2;
+        }
+        let sum = xs[whole..].iter().fold(lanes[0], |s, &x| s + f64::from(x));
+        if sum.is_finite() {
+            sum
+        } else {
+            xs.iter().fold(-0.0, |s, &x| s + f64::from(x))
+        }
+    };
+    values
+        .chunks(1 << 16)
+        .map(superblock_sum)
+        .fold(-0.0, |total, s| total + s)
+}
+
+/// Every variant's `sum` and `mean` are the bits of the documented blocking (so every ISA's are
+/// the same), at lengths around the block and superblock boundaries.
+#[test]
+fn sum_and_mean_are_the_documented_blocking_bit_for_bit() {
+    let ops: [(&str, Unary); 2] = [("sum", try_sum), ("mean", try_mean)];
+    for (op, dispatched) in ops {
+        for (name, run) in unary_runs(op, dispatched) {
+            for n in [
+                0,
+                1,
+                33,
+                1023,
+                1024,
+                1025,
+                2047,
+                2048,
+                3 * 1024 + 40,
+                (1 << 16) - 1,
+                1 << 16,
+                (1 << 16) + 2048 + 5,
+                (3 << 16) + 100,
+            ] {
+                // Magnitudes over many binades, so that any other order shows in the bits.
+                let values: Vec<f32> = data(n, n as u64 + 7, -1.0, 1.0, false)
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| v * (1u32 << (i % 17)) as f32)
+                    .collect();
+                let total = documented_sum(&values);
+                let want = if op == "sum" {
+                    total as f32
+                } else {
+                    (total / n as f64) as f32
+                };
+                let got = run(&Tensor::vector(&values)).unwrap().to_vec::<f32>()[0];
+                assert!(same(got, want), "{op} {name} n={n}: {got} vs {want}");
+            }
+        }
+    }
+}
+
 #[test]
 fn matmul_is_within_tolerance_of_naive() {
     for (name, run) in binary_runs("matmul", try_matmul) {

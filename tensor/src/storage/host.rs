@@ -352,6 +352,7 @@ impl<T: Element> HostVec<T> {
     }
 
     /// The bytes, for the storage that now owns the elements.
+    #[inline(always)]
     pub(crate) fn into_block(mut self) -> (Bytes, usize) {
         // Leaves empty inline bytes behind, so that `drop` has no block to give back.
         let block = std::mem::replace(&mut self.block, Bytes::Inline(InlineBytes::new()));

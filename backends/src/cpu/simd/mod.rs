@@ -41,7 +41,8 @@
 //!   (the C library's `expf` and `logf`; `tanh` and `sigmoid` computed in `f64` and rounded once),
 //!   and equal to it on most inputs. Special values match it exactly: NaN (quieted), ±inf, ±0,
 //!   the overflow and underflow thresholds, subnormal inputs and results. Every ISA computes the
-//!   same steps with the same roundings: the same bits.
+//!   same steps with the same roundings (AVX2's `exp` takes an exact shortcut where the result
+//!   is normal, `math_f32`): the same bits.
 //! - **`sum` and `mean`** cut the input into blocks of 1024 elements. Within a block, 32 `f32`
 //!   accumulators each add every 32nd element (at most 32 each); each then goes to `f64`, onto
 //!   its lane's sum, and the 32 lane sums of each superblock of 64K elements add up in a fixed

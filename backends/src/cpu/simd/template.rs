@@ -354,6 +354,47 @@ pub(crate) fn sum_blocks(xs: &[f32], superblock_sum: impl Fn(&[f32]) -> f64 + Sy
     in_order(&mut sums.into_iter())
 }
 
+/// Runs of [`SUM_LANES`] per block of [`SUM_BLOCK`] elements.
+const RUNS_PER_BLOCK: usize = SUM_BLOCK / SUM_LANES;
+
+/// The `f64` lane sums of a superblock's runs, as every ISA computes them: within each block of
+/// [`SUM_BLOCK`] elements, `f32` accumulator `j` adds element `j` of each run in order, from
+/// `-0.0`; then the block's accumulators go to `f64`, onto the lane sums, block after block.
+/// An ISA passes its accumulators' form `A` (the 32 `f32` in its vectors) and its lane sums'
+/// `W`: `zero()` a block's fresh accumulators, `add_run(acc, run)` one run onto them,
+/// `widen(wide, acc)` a finished block onto the lane sums.
+///
+/// Blocks are independent until `widen`, so two run side by side: each accumulator is a chain
+/// of dependent additions (32 per block), and one block's chains alone (4 AVX2 vectors, 2
+/// AVX-512 ones) leave the adders idle for most of each addition's latency; two blocks' chains
+/// fill them. The arithmetic and its order per accumulator and per lane sum are unchanged, so
+/// the bits are too.
+#[inline(always)]
+pub(crate) fn lane_sums_of<A: Copy, W>(
+    runs: &[[f32; SUM_LANES]],
+    mut wide: W,
+    zero: impl Fn() -> A,
+    add_run: impl Fn(A, &[f32; SUM_LANES]) -> A,
+    widen: impl Fn(W, A) -> W,
+) -> W {
+    let (pairs, rest) = runs.as_chunks::<{ 2 * RUNS_PER_BLOCK }>();
+    for pair in pairs {
+        let (first, second) = pair.split_at(RUNS_PER_BLOCK);
+        let (mut a, mut b) = (zero(), zero());
+        for (x, y) in first.iter().zip(second) {
+            a = add_run(a, x);
+            b = add_run(b, y);
+        }
+        wide = widen(widen(wide, a), b);
+    }
+    // Fewer than two blocks are left (the last may be short): one at a time.
+    for block in rest.chunks(RUNS_PER_BLOCK) {
+        let a = block.iter().fold(zero(), &add_run);
+        wide = widen(wide, a);
+    }
+    wide
+}
+
 /// The sum of one superblock (at most [`SUM_SUPERBLOCK`] elements): `lane_sums` gives the `f64`
 /// sums of its whole runs of [`SUM_LANES`] per lane (each block's `f32` accumulators, added
 /// block after block); they add up in a fixed tree, then the last `len % SUM_LANES` elements in
@@ -532,7 +573,7 @@ pub(crate) use simd_kernels;
 
 #[cfg(test)]
 mod tests {
-    use super::{SUM_BLOCK, SUM_LANES, superblock_sum};
+    use super::{SUM_BLOCK, SUM_LANES, lane_sums_of, superblock_sum};
 
     /// The lane sums as every ISA computes them: `f32` within a block, `f64` across blocks.
     fn lane_sums(runs: &[[f32; SUM_LANES]]) -> [f64; SUM_LANES] {
@@ -566,6 +607,44 @@ mod tests {
             let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
             let want = (n * n.saturating_sub(1) / 2) as f64;
             assert_eq!(superblock_sum(&xs, lane_sums), want, "{n}");
+        }
+    }
+
+    /// `lane_sums_of` (two blocks side by side) with scalar accumulators gives the bits of
+    /// one block at a time, whatever the number of blocks and of runs in the last.
+    #[test]
+    fn lane_sums_of_two_blocks_at_once_are_the_bits_of_one_at_a_time() {
+        let runs_per_block = SUM_BLOCK / SUM_LANES;
+        for n_runs in [0, 1, 31, 32, 33, 63, 64, 65, 95, 96, 97, 2048] {
+            // Values of many magnitudes, so that any change of order would show in the bits.
+            let runs: Vec<[f32; SUM_LANES]> = (0..n_runs)
+                .map(|r| {
+                    std::array::from_fn(|j| {
+                        let i = (r * SUM_LANES + j) as f32;
+                        (i * 0.618_034).sin() * (1.0 + (i * 0.37).cos() * 1.0e4)
+                    })
+                })
+                .collect();
+            let got = lane_sums_of(
+                &runs,
+                [-0.0f64; SUM_LANES],
+                || [-0.0f32; SUM_LANES],
+                |mut acc, run| {
+                    for (a, x) in acc.iter_mut().zip(run) {
+                        *a += x;
+                    }
+                    acc
+                },
+                |mut wide, acc| {
+                    for (w, a) in wide.iter_mut().zip(acc) {
+                        *w += f64::from(a);
+                    }
+                    wide
+                },
+            );
+            let want = lane_sums(&runs);
+            assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{n_runs}");
+            assert!(n_runs < 2 * runs_per_block || got != [-0.0; SUM_LANES]);
         }
     }
 
