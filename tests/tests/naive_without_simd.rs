@@ -2,8 +2,8 @@
 //! their SIMD kernels (chosen at runtime), and wasm32 has its `simd128` ones only in a module
 //! built with `-C target-feature=+simd128` (WebAssembly has no runtime detection). Without them
 //! (wasm32 by default: `.ci/wasm` runs this file there) every op's `CpuSimd` slot falls through
-//! and its CPU calls reach the naive kernels; with `simd128` the standard `f32` ops have a
-//! `CpuSimd` kernel (`.ci/wasm` runs this file there too). The table dump says which.
+//! and its CPU calls reach the naive kernels; with `simd128` most standard `f32` ops have a
+//! `CpuSimd` kernel. The table dump says which.
 
 use switchyard::ops::add;
 use switchyard::{DTypeColumn, DispatchKey, KernelKey, SlotOrigin, Tensor};
@@ -50,12 +50,12 @@ fn cpu_calls_reach_the_naive_kernels_where_no_simd_kernel_is_compiled() {
 }
 
 /// On wasm32 the dump's first line says whether the module has SIMD kernels, and the tables
-/// name the `simd128` kernels where it does.
+/// name the `simd128` kernels where it does (`exp` has none: the naive kernel serves it).
 #[cfg(target_arch = "wasm32")]
 #[test]
 fn the_dump_says_whether_simd128_kernels_serve() {
     use switchyard::cpu::{CpuFeatures, CpuPolicy};
-    use switchyard::ops::{exp, sum};
+    use switchyard::ops::{exp, matmul, sum};
     let dump = switchyard::dump();
     let first = dump.lines().next().unwrap();
     println!("{first}");
@@ -71,10 +71,16 @@ fn the_dump_says_whether_simd128_kernels_serve() {
             "{first}"
         );
     }
+    assert_eq!(
+        exp::handle()
+            .slot_in(DispatchKey::CpuSimd, DTypeColumn::F32)
+            .unwrap(),
+        SlotOrigin::Fallthrough
+    );
     for (op, handle) in [
         ("add", add::handle()),
-        ("exp", exp::handle()),
         ("sum", sum::handle()),
+        ("matmul", matmul::handle()),
     ] {
         let slot = handle
             .slot_in(DispatchKey::CpuSimd, DTypeColumn::F32)

@@ -18,7 +18,7 @@
 //! | op | x86_64 AVX2+FMA | x86_64 AVX-512F | aarch64 NEON | wasm32 `simd128` |
 //! |---|---|---|---|---|
 //! | `add` `sub` `mul` `div` `neg` `relu` `relu_backward` | 8 lanes | 16 lanes | 4 lanes | 4 lanes |
-//! | `exp` `log` `tanh` `sigmoid` | 8 lanes | 16 lanes | 4 lanes | 4 lanes, FMA emulated exactly |
+//! | `exp` `log` `tanh` `sigmoid` | 8 lanes | 16 lanes | 4 lanes | — (naive: see `wasm_simd128.rs`) |
 //! | `sum` `mean` | 32 `f32` accumulators (4 vectors) | 32 (2 vectors) | 32 (8 vectors) | 32 (8 vectors) |
 //! | `matmul` | 6 × 16 FMA tiles (`sgemm_avx2.rs`) to 512³ with a row-major `x`, else `matrixmultiply` | — | `matrixmultiply` (NEON) | `matrixmultiply` (portable kernel) |
 //! | `full` | — | — | — | — |
@@ -47,10 +47,10 @@
 //!   (the C library's `expf` and `logf`; `tanh` and `sigmoid` computed in `f64` and rounded once),
 //!   and equal to it on most inputs. Special values match it exactly: NaN (quieted), ±inf, ±0,
 //!   the overflow and underflow thresholds, subnormal inputs and results. Every ISA computes the
-//!   same steps with the same roundings: the same bits (wasm SIMD has no fused multiply-add;
-//!   `wasm_simd128.rs` computes each one the algorithms use exactly, in `f64` lanes rounded to
-//!   odd; `tests/tests/simd_differential.rs` checks every variant against hashes of the AVX2
-//!   results).
+//!   same steps with the same roundings: the same bits (`tests/tests/simd_differential.rs`
+//!   checks every variant against hashes of the AVX2 results). wasm32 has no kernels for them:
+//!   the algorithms need fused multiply-adds, which wasm SIMD lacks, and exact ones computed in
+//!   `f64` lanes made them slower than the naive kernels.
 //! - **`sum` and `mean`** cut the input into blocks of 1024 elements. Within a block, 32 `f32`
 //!   accumulators each add every 32nd element (at most 32 each); each then goes to `f64`, onto
 //!   its lane's sum, and the 32 lane sums of each superblock of 64K elements add up in a fixed
@@ -71,11 +71,7 @@
 pub mod avx2;
 #[cfg(target_arch = "x86_64")]
 pub mod avx512;
-#[cfg(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    all(target_arch = "wasm32", target_feature = "simd128")
-))]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod math_f32;
 #[cfg(any(
     target_arch = "x86_64",
