@@ -20,7 +20,7 @@
 //! | `add` `sub` `mul` `div` `neg` `relu` `relu_backward` | 8 lanes | 16 lanes | 4 lanes | 4 lanes |
 //! | `exp` `log` `tanh` `sigmoid` | 8 lanes | 16 lanes | 4 lanes | — (naive: see `wasm_simd128.rs`) |
 //! | `sum` `mean` | 32 `f32` accumulators (4 vectors) | 32 (2 vectors) | 32 (8 vectors) | 32 (8 vectors) |
-//! | `matmul` | 6 × 16 FMA tiles (`sgemm_avx2.rs`) to 512³ with a row-major `x`, else `matrixmultiply` | — | `matrixmultiply` (NEON) | `matrixmultiply` (portable kernel) |
+//! | `matmul` | 6 × 16 FMA tiles (`sgemm_avx2.rs`) to 512³ with a row-major `x`, else `matrixmultiply` | — | `matrixmultiply` (NEON) | `matrixmultiply` (`simd128`) |
 //! | `full` | — | — | — | — |
 //!
 //! On an AVX-512 CPU `matmul` runs its AVX2 variant: variants are chosen per op. The `bf16` and

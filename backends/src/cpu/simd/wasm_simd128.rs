@@ -11,8 +11,8 @@
 //! may or may not fuse), and the promise that every ISA gives the same bits needs each one
 //! exact. Computed exactly in `f64` lanes (rounded to odd, then to `f32`: about fifty
 //! instructions each) they did give the AVX2 kernels' bits, but ran 1.7 to 6.6 times slower than
-//! the naive kernels (the C library's `expf`, `logf`; `f64`) under Node 20, release build, 64K
-//! elements: commit 7e2cbdd has that version.
+//! the naive kernels under Node 20 (release build, 64K elements): commit 7e2cbdd has that
+//! version.
 
 #![allow(unsafe_code)] // the load/store intrinsics below
 
@@ -126,8 +126,8 @@ simd_kernels! {
     mean_simd128 = mean,
 }
 
-/// `matrixmultiply`'s sgemm: its portable kernel (the crate has no wasm SIMD one), compiled
-/// with `simd128` like the rest of the module.
+/// `matrixmultiply`'s sgemm, which picks its own `simd128` kernel (8 × 8 tiles) in a module built
+/// with the feature.
 #[kernel(op = switchyard::ops::matmul, key = CpuSimd, cpu = "simd128", dtypes = "f32")]
 pub fn matmul_simd128(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     super::matmul::gemm(x, y, super::matmul::Engine::MatrixMultiply)
