@@ -3,7 +3,7 @@
 //! | backend | key | status |
 //! |---|---|---|
 //! | CPU naive (the reference every other backend is tested against) | `CpuNaive` | here |
-//! | CPU SIMD: AVX2+FMA, AVX-512F, NEON variants, the best the CPU runs (see [`cpu::simd`]) | `CpuSimd` | here |
+//! | CPU SIMD: AVX2+FMA, AVX-512F, NEON variants, the best the CPU runs; wasm32 `simd128` where the module is built with it (see [`cpu::simd`]) | `CpuSimd` | here |
 //! | GPU through wgpu | `Wgpu` | module `wgpu`, with the crate feature `wgpu` |
 //!
 //! [`testing`] is the backend conformance kit: every standard op on a device, against the naive

@@ -4,11 +4,13 @@
 //! Several kernels may share one key when each names the CPU features it needs
 //! (`#[kernel(op = "mul", key = CpuSimd, cpu = "avx2,fma")]`). When a table is built, the best
 //! variant whose features the CPU has is installed; the others are never reachable. The
-//! `SWITCHYARD_CPU_CAPABILITY` environment variable (`default`, `avx2`, `avx512`, `neon`) can
-//! lower the choice, never raise it.
+//! `SWITCHYARD_CPU_CAPABILITY` environment variable (`default`, `avx2`, `avx512`, `neon`,
+//! `simd128`) can lower the choice, never raise it.
 //!
 //! **Invariant (soundness):** a variant is installed only if every feature it names was detected
-//! on the running CPU by the standard library's runtime detection. The capability override is
+//! on the running CPU by the standard library's runtime detection (on WebAssembly, which has no
+//! runtime detection, a feature is present when the module was compiled with it: a wasm engine
+//! refuses a module using instructions it lacks). The capability override is
 //! intersected with the detected features, so it can only remove variants. A `#[target_feature]`
 //! kernel is reached through an entry the macro generates, which is sound because of this check
 //! (and because the macro requires `cpu` to list every feature `#[target_feature]` enables).
@@ -85,6 +87,9 @@ macro_rules! of_arch {
     (aarch64, aarch64, $flag:ident) => {
         CpuFeatures::$flag
     };
+    (wasm32, wasm32, $flag:ident) => {
+        CpuFeatures::$flag
+    };
     ($asked:ident, $arch:ident, $flag:ident) => {
         CpuFeatures::empty()
     };
@@ -92,7 +97,9 @@ macro_rules! of_arch {
 
 /// Adds `$flag` to `$found` if the running CPU has `$name` (compiled only for its architecture).
 /// `$name` is a `tt`: std's detection macros match the literal itself, which a `literal`
-/// fragment would hide.
+/// fragment would hide. WebAssembly has no runtime detection: a module either was compiled with
+/// a feature (and an engine without it refuses the whole module) or was not, so a wasm32 feature
+/// is present exactly when it was enabled at compile time.
 macro_rules! probe {
     (x86, $name:tt, $flag:ident, $found:ident) => {
         #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
@@ -103,6 +110,12 @@ macro_rules! probe {
     (aarch64, $name:tt, $flag:ident, $found:ident) => {
         #[cfg(target_arch = "aarch64")]
         if std::arch::is_aarch64_feature_detected!($name) {
+            $found |= CpuFeatures::$flag;
+        }
+    };
+    (wasm32, $name:tt, $flag:ident, $found:ident) => {
+        #[cfg(all(target_arch = "wasm32", target_feature = $name))]
+        {
             $found |= CpuFeatures::$flag;
         }
     };
@@ -128,6 +141,8 @@ cpu_features! {
     AVX512VL = 16, "avx512vl", x86;
     /// (Advanced SIMD.)
     NEON = 17, "neon", aarch64;
+    /// (The 128-bit SIMD proposal; present when the module was compiled with it.)
+    SIMD128 = 18, "simd128", wasm32;
 }
 
 /// The AVX-512 features: what the `avx512` level allows beyond `avx2`.
@@ -171,7 +186,7 @@ pub fn detected() -> CpuFeatures {
 }
 
 /// A level of `SWITCHYARD_CPU_CAPABILITY`: the most a variant may need. Levels are ordered
-/// within an architecture (`default < avx2 < avx512`, `default < neon`).
+/// within an architecture (`default < avx2 < avx512`, `default < neon`, `default < simd128`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum Capability {
     /// No ISA-specific variant: only kernels that name no CPU feature (`CpuSimd` falls through to
@@ -183,14 +198,17 @@ pub enum Capability {
     Avx512,
     /// aarch64 NEON.
     Neon,
+    /// wasm32 SIMD (`simd128`), where the module was compiled with it.
+    Simd128,
 }
 
 impl Capability {
     /// Every level, from the highest to the lowest.
-    pub const ALL: [Capability; 4] = [
+    pub const ALL: [Capability; 5] = [
         Capability::Avx512,
         Capability::Avx2,
         Capability::Neon,
+        Capability::Simd128,
         Capability::Default,
     ];
 
@@ -201,6 +219,7 @@ impl Capability {
             Capability::Avx2 => "avx2",
             Capability::Avx512 => "avx512",
             Capability::Neon => "neon",
+            Capability::Simd128 => "simd128",
         }
     }
 
@@ -219,6 +238,7 @@ impl Capability {
             Capability::Avx2 => X86_ALL.difference(X86_AVX512),
             Capability::Avx512 => X86_ALL,
             Capability::Neon => CpuFeatures::NEON,
+            Capability::Simd128 => CpuFeatures::SIMD128,
         }
     }
 
@@ -231,6 +251,7 @@ impl Capability {
                 .union(CpuFeatures::FMA)
                 .union(CpuFeatures::AVX512F),
             Capability::Neon => CpuFeatures::NEON,
+            Capability::Simd128 => CpuFeatures::SIMD128,
         }
     }
 
@@ -250,7 +271,7 @@ impl Capability {
             .find(|c| c.allows().contains(needs))
         {
             Some(Capability::Default) => 0,
-            Some(Capability::Avx2 | Capability::Neon) => 1,
+            Some(Capability::Avx2 | Capability::Neon | Capability::Simd128) => 1,
             Some(Capability::Avx512) => 2,
             None => 3,
         }
@@ -318,7 +339,7 @@ impl CpuPolicy {
         let Some(asked) = Capability::parse(request) else {
             policy.warning = Some(format!(
                 "switchyard: unknown {CAPABILITY_VAR}={request:?} (expected default, avx2, \
-                 avx512 or neon); using the detected {best}"
+                 avx512, neon or simd128); using the detected {best}"
             ));
             return policy;
         };
@@ -426,13 +447,19 @@ impl CpuPolicy {
 }
 
 impl fmt::Display for CpuPolicy {
-    /// `cpu: avx512 (detected sse2,…; SWITCHYARD_CPU_CAPABILITY unset)`
+    /// `cpu: avx512 (detected sse2,…; SWITCHYARD_CPU_CAPABILITY unset)`; on wasm32 built
+    /// without `simd128`, `…; wasm32 built without simd128: no SIMD kernels)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "cpu: {} (detected {}; ", self.capability, self.detected)?;
         match self.requested {
-            Some(asked) => write!(f, "{CAPABILITY_VAR}={asked})"),
-            None => write!(f, "{CAPABILITY_VAR} unset)"),
+            Some(asked) => write!(f, "{CAPABILITY_VAR}={asked}")?,
+            None => write!(f, "{CAPABILITY_VAR} unset")?,
         }
+        // WebAssembly decides at compile time: say which build this is.
+        if cfg!(target_arch = "wasm32") && !cfg!(target_feature = "simd128") {
+            f.write_str("; wasm32 built without simd128: no SIMD kernels")?;
+        }
+        f.write_str(")")
     }
 }
 

@@ -33,10 +33,24 @@ const FEATURES: &[(&str, &str)] = &[
     ("avx512dq", "AVX512DQ"),
     ("avx512vl", "AVX512VL"),
     ("neon", "NEON"),
+    ("simd128", "SIMD128"),
 ];
 
-/// The aarch64 features; every other one is x86.
+/// The aarch64 features.
 const AARCH64: &[&str] = &["neon"];
+/// The wasm32 features; every one in neither list is x86.
+const WASM32: &[&str] = &["simd128"];
+
+/// The architecture a known feature belongs to.
+fn architecture(feature: &str) -> &'static str {
+    if AARCH64.contains(&feature) {
+        "aarch64"
+    } else if WASM32.contains(&feature) {
+        "wasm32"
+    } else {
+        "x86"
+    }
+}
 
 // ---- ast ----
 
@@ -180,14 +194,24 @@ fn no_repeated_feature(lit: &LitStr, entries: &[String], errors: &mut Errors) {
     }
 }
 
-// No CPU has both x86 and aarch64 features: such a variant could never run.
+// No CPU has the features of two architectures (x86, aarch64, wasm32): such a variant could
+// never run.
 fn one_architecture(lit: &LitStr, features: &[&str], errors: &mut Errors) {
-    let arm = features.iter().any(|f| AARCH64.contains(f));
-    let x86 = features.iter().any(|f| !AARCH64.contains(f));
-    if arm && x86 {
+    let mut found: Vec<&str> = Vec::new();
+    for arch in features.iter().map(|f| architecture(f)) {
+        if !found.contains(&arch) {
+            found.push(arch);
+        }
+    }
+    // Named in a fixed order, whatever the order of the list.
+    found.sort_by_key(|arch| ["x86", "aarch64", "wasm32"].iter().position(|a| a == arch));
+    if let [first, second, ..] = found[..] {
         errors.spanned(
             lit,
-            "`cpu` mixes x86 and aarch64 features: no CPU has both, so this variant could never run",
+            format!(
+                "`cpu` mixes {first} and {second} features: no CPU has both, so this variant \
+                 could never run"
+            ),
         );
     }
 }
@@ -321,5 +345,13 @@ mod tests {
     fn hints_fold_case_and_separators() {
         assert_eq!(folded("SSE4_1"), folded("sse4.1"));
         assert_eq!(folded("AVX-512F"), "avx512f");
+    }
+
+    #[test]
+    fn each_feature_has_one_architecture() {
+        assert_eq!(architecture("neon"), "aarch64");
+        assert_eq!(architecture("simd128"), "wasm32");
+        assert_eq!(architecture("avx2"), "x86");
+        assert!(FEATURES.iter().any(|(name, _)| *name == "simd128"));
     }
 }

@@ -16,7 +16,7 @@ fn an_unknown_value_warns_and_detects() {
         policy.warning(),
         Some(&*format!(
             "switchyard: unknown SWITCHYARD_CPU_CAPABILITY=\"avx1024\" (expected default, avx2, \
-             avx512 or neon); using the detected {}",
+             avx512, neon or simd128); using the detected {}",
             policy.capability()
         ))
     );

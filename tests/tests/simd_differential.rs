@@ -1,7 +1,10 @@
 //! Every SIMD variant this CPU runs, called directly and through dispatch, against the naive
 //! backend on deterministic random data with special values: elementwise ops exactly equal,
 //! `exp`, `log`, `tanh` and `sigmoid` within 1 ulp (every input: `ulp_exhaustive.rs`),
-//! `sum`/`mean` and `matmul` within their stated tolerances.
+//! `sum`/`mean` and `matmul` within their stated tolerances. Runs on x86_64 (AVX2, AVX-512),
+//! aarch64 (NEON) and wasm32 built with `simd128` (`.ci/wasm`; no transcendental kernels
+//! there). The transcendental kernels' bits across instruction sets:
+//! `transcendental_bits_are_the_same_on_every_isa`.
 
 use switchyard::DTypeColumn;
 use switchyard::cpu::{CpuFeatures, CpuPolicy};
@@ -32,6 +35,7 @@ const ARITHMETIC: [(&str, NaiveBinary, Binary); 4] = [
 ];
 
 /// The variants among `$f => needs` whose features this CPU has, as callable function pointers.
+#[cfg_attr(target_arch = "wasm32", allow(unused_macros))] // wasm kernels are plain functions
 macro_rules! runnable {
     (Binary, |x, y|; $($f:path => $needs:expr),* $(,)?) => {{
         let mut found: Vec<(&'static str, Binary)> = Vec::new();
@@ -156,6 +160,73 @@ mod isa {
     }
 }
 
+/// wasm32 with `simd128` (`.ci/wasm` builds this file so): one variant per op but the
+/// transcendental ones (the naive kernels serve those there), plain functions
+/// (the module was compiled with the feature, so no detection and no `unsafe`), installed unless
+/// `SWITCHYARD_CPU_CAPABILITY=default` says otherwise.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod isa {
+    use super::*;
+    use switchyard_backends::cpu::simd::wasm_simd128::*;
+
+    pub fn binary(op: &str) -> Vec<(&'static str, Binary)> {
+        match op {
+            "add" => vec![("add_simd128", add_simd128)],
+            "sub" => vec![("sub_simd128", sub_simd128)],
+            "mul" => vec![("mul_simd128", mul_simd128)],
+            "div" => vec![("div_simd128", div_simd128)],
+            "relu_backward" => vec![("relu_backward_simd128", |x, y| {
+                relu_backward_simd128(DispatchKeySet::CPU, x, y)
+            })],
+            "matmul" => vec![("matmul_simd128", matmul_simd128)],
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn unary(op: &str) -> Vec<(&'static str, Unary)> {
+        match op {
+            "neg" => vec![("neg_simd128", neg_simd128)],
+            "relu" => vec![("relu_simd128", relu_simd128)],
+            "sum" => vec![("sum_simd128", sum_simd128)],
+            "mean" => vec![("mean_simd128", mean_simd128)],
+            _ => Vec::new(),
+        }
+    }
+
+    /// `exp`, `log`, `tanh` and `sigmoid` have no `simd128` kernel (`simd::wasm_simd128`).
+    pub fn expected(op: &str) -> Option<String> {
+        if ["exp", "log", "tanh", "sigmoid"].contains(&op) {
+            return None;
+        }
+        CpuPolicy::current()
+            .choose(&[CpuFeatures::SIMD128])
+            .map(|_| format!("{op}_simd128"))
+    }
+}
+
+/// Elsewhere (wasm32 without `simd128`): no SIMD kernel is compiled, every `CpuSimd` slot falls
+/// through, and the tests below compare dispatch (the naive kernels) with itself.
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+)))]
+mod isa {
+    use super::*;
+
+    pub fn binary(_op: &str) -> Vec<(&'static str, Binary)> {
+        Vec::new()
+    }
+
+    pub fn unary(_op: &str) -> Vec<(&'static str, Unary)> {
+        Vec::new()
+    }
+
+    pub fn expected(_op: &str) -> Option<String> {
+        None
+    }
+}
+
 /// The direct variants of a binary op plus the dispatched call.
 fn binary_runs(op: &str, dispatched: Binary) -> Vec<(&'static str, Binary)> {
     let mut runs = isa::binary(op);
@@ -206,6 +277,14 @@ fn dispatch_installs_the_best_variant_this_cpu_runs() {
             ),
             None => assert_eq!(slot, SlotOrigin::Fallthrough, "{op}"),
         }
+    }
+    // On wasm32 the dump's first line says the module has `simd128` (no runtime detection).
+    if cfg!(target_arch = "wasm32") {
+        let dump = switchyard::dump();
+        let first = dump.lines().next().unwrap_or_default();
+        let built_with = cfg!(target_feature = "simd128");
+        assert_eq!(first.contains("detected simd128"), built_with, "{first}");
+        assert_eq!(first.contains("without simd128"), !built_with, "{first}");
     }
 }
 
@@ -545,7 +624,12 @@ fn matmul_is_within_tolerance_of_naive() {
             (6, 513, 16),
             // Just past 2²⁷ multiply-adds: on x86-64 the product goes to `matrixmultiply`.
             (512, 512, 513),
-        ] {
+        ]
+        .into_iter()
+        // That last case is about x86-64's engines; on wasm32 (one engine) its naive reference
+        // alone takes over a minute under Node.
+        .filter(|&(m, k, n)| !cfg!(target_arch = "wasm32") || m * k * n <= 1 << 27)
+        {
             let a = data(m * k, 11, -1.0, 1.0, false);
             let b = data(k * n, 12, -1.0, 1.0, false);
             let x = Tensor::from_slice::<f32>(&a, &[m, k]).unwrap();
@@ -583,5 +667,44 @@ fn matmul_is_within_tolerance_of_naive() {
         let x = Tensor::from_vec::<f32>(vec![1.0; 6], &[2, 3]).unwrap();
         let error = run(&x, &x).unwrap_err().to_string();
         assert!(error.contains("got [2, 3] and [2, 3]"), "{error}");
+    }
+}
+
+/// The bits of `exp`, `log`, `tanh` and `sigmoid` on one input in 4099 of all 2³² `f32`s (NaN
+/// payloads aside), hashed: every instruction set computes the same steps with the same roundings
+/// (`simd::math_f32`), so each variant here, whatever its ISA, gives the hash the AVX2 kernels
+/// gave when these constants were recorded.
+#[test]
+fn transcendental_bits_are_the_same_on_every_isa() {
+    const STRIDE: u64 = 4099;
+    const RECORDED: [(&str, u64); 4] = [
+        ("exp", 0x5469_c758_eaed_7e0e),
+        ("log", 0x26fc_13f0_d640_73f9),
+        ("tanh", 0x56e6_3d7d_75a9_8f01),
+        ("sigmoid", 0xee30_661c_1f8a_21a8),
+    ];
+    let inputs: Vec<f32> = (0..(1u64 << 32).div_ceil(STRIDE))
+        .map(|i| f32::from_bits((i * STRIDE) as u32))
+        .collect();
+    let x = Tensor::vector(&inputs);
+    for (op, recorded) in RECORDED {
+        for (name, run) in isa::unary(op) {
+            // FNV-1a over the result bits, every NaN as one.
+            let hash = run(&x).unwrap().to_vec::<f32>().iter().fold(
+                0xcbf2_9ce4_8422_2325u64,
+                |hash, &y| {
+                    let bits = if y.is_nan() {
+                        f32::NAN.to_bits()
+                    } else {
+                        y.to_bits()
+                    };
+                    bits.to_le_bytes().iter().fold(hash, |h, &b| {
+                        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+                    })
+                },
+            );
+            println!("{op} {name}: {hash:#018x}");
+            assert_eq!(hash, recorded, "{op} {name}: {hash:#018x}");
+        }
     }
 }

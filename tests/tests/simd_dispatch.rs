@@ -167,6 +167,7 @@ probes!(
     probe_avx512f: "avx512f" => 12.0, probe_avx512cd: "avx512cd" => 13.0,
     probe_avx512bw: "avx512bw" => 14.0, probe_avx512dq: "avx512dq" => 15.0,
     probe_avx512vl: "avx512vl" => 16.0, probe_neon: "neon" => 17.0,
+    probe_simd128: "simd128" => 18.0,
 );
 
 #[test]

@@ -41,8 +41,8 @@
 
 #![allow(unsafe_code)]
 // `run` hands workers a borrowed closure; its protocol is argued there
-// Only the SIMD kernels (x86_64, aarch64) split their work; on other targets (wasm32) the naive
-// kernels serve every op on the calling thread, and the splitting below is unused.
+// Only the SIMD kernels split their work; where none is compiled (wasm32 without `simd128`) the
+// naive kernels serve every op on the calling thread, and the splitting below is unused.
 #![cfg_attr(
     not(any(target_arch = "x86_64", target_arch = "aarch64")),
     allow(dead_code)

@@ -9,6 +9,7 @@ const AVX2_CPU: CpuFeatures = CpuFeatures::SSE2
     .union(CpuFeatures::FMA);
 const AVX512_CPU: CpuFeatures = AVX2_CPU.union(X86_AVX512);
 const ARM_CPU: CpuFeatures = CpuFeatures::NEON;
+const WASM_SIMD_CPU: CpuFeatures = CpuFeatures::SIMD128;
 
 fn avx2_fma() -> CpuFeatures {
     CpuFeatures::AVX2 | CpuFeatures::FMA
@@ -20,6 +21,9 @@ fn detection_levels() {
     assert_eq!(Capability::of(AVX2_CPU), Capability::Avx2);
     assert_eq!(Capability::of(AVX512_CPU), Capability::Avx512);
     assert_eq!(Capability::of(ARM_CPU), Capability::Neon);
+    assert_eq!(Capability::of(WASM_SIMD_CPU), Capability::Simd128);
+    // A wasm module compiled without `simd128`.
+    assert_eq!(Capability::of(CpuFeatures::empty()), Capability::Default);
     // AVX2 without FMA is not the AVX2 level.
     assert_eq!(
         Capability::of(CpuFeatures::AVX2 | CpuFeatures::AVX),
@@ -33,6 +37,7 @@ fn parse_names() {
     assert_eq!(Capability::parse(" AVX512 "), Some(Capability::Avx512));
     assert_eq!(Capability::parse("default"), Some(Capability::Default));
     assert_eq!(Capability::parse("neon"), Some(Capability::Neon));
+    assert_eq!(Capability::parse("SIMD128"), Some(Capability::Simd128));
     assert_eq!(Capability::parse("avx3"), None);
 }
 
@@ -72,6 +77,17 @@ fn override_lowers_and_is_clamped() {
     );
     let foreign = CpuPolicy::new(ARM_CPU, Some("avx2"));
     assert_eq!(foreign.capability(), Capability::Default);
+    let foreign = CpuPolicy::new(AVX2_CPU, Some("simd128"));
+    assert_eq!(foreign.capability(), Capability::Default);
+    assert!(foreign.warning().unwrap().contains("another architecture"));
+    // On wasm `default` leaves the naive kernels, `simd128` keeps the SIMD ones.
+    let wasm = CpuPolicy::new(WASM_SIMD_CPU, Some("default"));
+    assert_eq!(wasm.capability(), Capability::Default);
+    assert_eq!(wasm.choose(&[CpuFeatures::SIMD128]), None);
+    let wasm = CpuPolicy::new(WASM_SIMD_CPU, Some("simd128"));
+    assert_eq!(wasm.capability(), Capability::Simd128);
+    assert_eq!(wasm.warning(), None);
+    assert_eq!(wasm.choose(&[CpuFeatures::SIMD128]), Some(0));
 
     let unknown = CpuPolicy::new(AVX2_CPU, Some("avx9000"));
     assert_eq!(unknown.capability(), Capability::Avx2);
@@ -114,6 +130,14 @@ fn unsupported_variants_are_never_chosen() {
         None
     );
     assert_eq!(CpuPolicy::new(ARM_CPU, None).choose(&only_simd), None);
+    assert_eq!(CpuPolicy::new(WASM_SIMD_CPU, None).choose(&only_simd), None);
+    // A wasm module built without `simd128` never installs a `simd128` variant.
+    let empty = CpuPolicy::new(CpuFeatures::empty(), Some("simd128"));
+    assert_eq!(empty.choose(&[CpuFeatures::SIMD128]), None);
+    assert_eq!(
+        empty.verdict(CpuFeatures::SIMD128).to_string(),
+        "not chosen: CPU lacks simd128"
+    );
     // Exhaustively: on the AVX2 CPU, whatever the override, nothing needing AVX-512 runs.
     for request in [
         None,
@@ -168,18 +192,30 @@ fn verdicts_say_why() {
 
 #[test]
 fn every_feature_belongs_to_one_architecture() {
-    assert_eq!(X86_ALL | CpuFeatures::NEON, CpuFeatures::all());
-    assert!(!X86_ALL.contains(CpuFeatures::NEON));
+    assert_eq!(
+        X86_ALL | CpuFeatures::NEON | CpuFeatures::SIMD128,
+        CpuFeatures::all()
+    );
+    assert!(!X86_ALL.contains(CpuFeatures::NEON | CpuFeatures::SIMD128));
     assert!(X86_ALL.contains(X86_AVX512));
     // Detection finds only the running architecture's features.
     let native = if cfg!(any(target_arch = "x86", target_arch = "x86_64")) {
         X86_ALL
     } else if cfg!(target_arch = "aarch64") {
         CpuFeatures::NEON
+    } else if cfg!(target_arch = "wasm32") {
+        CpuFeatures::SIMD128
     } else {
         CpuFeatures::empty()
     };
     assert!(native.contains(detected()), "{}", detected());
+    // On wasm32, `simd128` is detected exactly when the module was compiled with it.
+    if cfg!(target_arch = "wasm32") {
+        assert_eq!(
+            detected().contains(CpuFeatures::SIMD128),
+            cfg!(target_feature = "simd128")
+        );
+    }
 }
 
 #[test]

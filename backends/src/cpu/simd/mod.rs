@@ -2,7 +2,10 @@
 //! only its lane helpers, and one template (`template.rs`) that makes them kernels. Each
 //! kernel names the CPU features it needs (`#[kernel(…, cpu = "avx2,fma")]`); when an op's table
 //! is built, the best variant the running CPU supports is installed, and an op (or a CPU) without
-//! one falls through to the naive backend, each kernel's scalar twin.
+//! one falls through to the naive backend, each kernel's scalar twin. On wasm32 the `simd128`
+//! kernels are compiled only into a module built with `-C target-feature=+simd128` (WebAssembly
+//! has no runtime detection); a module built without it has no SIMD kernels, and the naive
+//! backend serves (`switchyard::dump()`'s first line says so).
 //!
 //! Every kernel here serves `f32` only and says so (`dtypes = "f32"`): a call whose promoted
 //! dtype is another (an `f64` add, an `i32` sum, `f32` mixed with `f64`) falls through to the
@@ -12,17 +15,20 @@
 //! dims with at least 16 elements (a bias over a batch, `[N, C] + [C]`): the binary kernels run
 //! it row by row with their vectors (`template::zip_rows`), the same arithmetic per element.
 //!
-//! | op | x86_64 AVX2+FMA | x86_64 AVX-512F | aarch64 NEON |
-//! |---|---|---|---|
-//! | `add` `sub` `mul` `div` `neg` `relu` `relu_backward` | 8 lanes | 16 lanes | 4 lanes |
-//! | `exp` `log` `tanh` `sigmoid` | 8 lanes | 16 lanes | 4 lanes |
-//! | `sum` `mean` | 32 `f32` accumulators (4 vectors) | 32 (2 vectors) | 32 (8 vectors) |
-//! | `matmul` | 6 × 16 FMA tiles (`sgemm_avx2.rs`) to 512³ with a row-major `x`, else `matrixmultiply` | — | `matrixmultiply` (NEON) |
-//! | `full` | — | — | — |
+//! | op | x86_64 AVX2+FMA | x86_64 AVX-512F | aarch64 NEON | wasm32 `simd128` |
+//! |---|---|---|---|---|
+//! | `add` `sub` `mul` `div` `neg` `relu` `relu_backward` | 8 lanes | 16 lanes | 4 lanes | 4 lanes |
+//! | `exp` `log` `tanh` `sigmoid` | 8 lanes | 16 lanes | 4 lanes | — (naive: see `wasm_simd128.rs`) |
+//! | `sum` `mean` | 32 `f32` accumulators (4 vectors) | 32 (2 vectors) | 32 (8 vectors) | 32 (8 vectors) |
+//! | `matmul` | 6 × 16 FMA tiles (`sgemm_avx2.rs`) to 512³ with a row-major `x`, else `matrixmultiply` | — | `matrixmultiply` (NEON) | `matrixmultiply` (`simd128`) |
+//! | `full` | — | — | — | — |
 //!
-//! On an AVX-512 CPU `matmul` runs its AVX2 variant: variants are chosen per op.
+//! On an AVX-512 CPU `matmul` runs its AVX2 variant: variants are chosen per op. The `bf16` and
+//! `f16` `matmul` (`matmul_half.rs`, through the `f32` engines) is compiled for x86_64 and
+//! aarch64 only: on wasm32 the naive kernel serves it.
 //!
-//! Large calls run on the CPU backends' worker threads ([`crate::cpu::threads`]): elementwise
+//! Large calls run on the CPU backends' worker threads ([`crate::cpu::threads`]; wasm32 has
+//! none, the calling thread runs everything): elementwise
 //! ops from 64K elements, `sum`/`mean` from 128K, `matmul` from 2²¹ multiply-adds (a 128³
 //! product). The results are the same bits at every thread count.
 //!
@@ -42,7 +48,10 @@
 //!   and equal to it on most inputs. Special values match it exactly: NaN (quieted), ±inf, ±0,
 //!   the overflow and underflow thresholds, subnormal inputs and results. Every ISA computes the
 //!   same steps with the same roundings (AVX2's `exp` takes an exact shortcut where the result
-//!   is normal, `math_f32`): the same bits.
+//!   is normal, `math_f32`): the same bits (`tests/tests/simd_differential.rs` checks every
+//!   variant against hashes of the AVX2 results). wasm32 has no kernels for them: the
+//!   algorithms need fused multiply-adds, which wasm SIMD lacks, and exact ones computed in
+//!   `f64` lanes made them slower than the naive kernels.
 //! - **`sum` and `mean`** cut the input into blocks of 1024 elements. Within a block, 32 `f32`
 //!   accumulators each add every 32nd element (at most 32 each); each then goes to `f64`, onto
 //!   its lane's sum, and the 32 lane sums of each superblock of 64K elements add up in a fixed
@@ -65,7 +74,11 @@ pub mod avx2;
 pub mod avx512;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod math_f32;
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
 mod matmul;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod matmul_half;
@@ -73,5 +86,11 @@ mod matmul_half;
 pub mod neon;
 #[cfg(target_arch = "x86_64")]
 mod sgemm_avx2;
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
 mod template;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub mod wasm_simd128;

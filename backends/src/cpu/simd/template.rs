@@ -429,7 +429,8 @@ pub(crate) fn superblock_sum(
 /// The kernels of one instruction set at `CpuSimd`, from the lane helpers in scope (see the
 /// module docs): `simd_kernels!(cpu = "avx2,fma", needs = "AVX2 and FMA"; add_avx2 = add, …)`
 /// registers `add_avx2` for `add` with `cpu = "avx2,fma"` and `#[target_feature(enable =
-/// "avx2,fma")]`. Each op (`add` `sub` `mul` `div` `neg` `relu` `exp` `log` `tanh` `sigmoid` `sum` `mean`) has its
+/// "avx2,fma")]` (on wasm32, where the whole module is built with `simd128`, no
+/// `#[target_feature]`). Each op (`add` `sub` `mul` `div` `neg` `relu` `exp` `log` `tanh` `sigmoid` `sum` `mean`) has its
 /// line below: its doc and which driver it takes.
 macro_rules! simd_kernels {
     (cpu = $cpu:tt, needs = $needs:tt; $($name:ident = $op:ident),+ $(,)?) => {
@@ -556,15 +557,18 @@ macro_rules! simd_kernels {
     };
 
     // The registration and the features, the same for every kernel of the instruction set.
+    // On wasm32 the kernels are compiled only into a module built with `simd128` (there is no
+    // runtime detection: an engine without it refuses the module), so they are plain functions;
+    // `cpu = "simd128"` still lets `SWITCHYARD_CPU_CAPABILITY=default` leave them out.
     (@kernel $op:ident $cpu:tt $needs:tt $doc:tt; $($item:tt)*) => {
         #[doc = $doc]
-        ///
-        /// # Safety
-        ///
-        #[doc = concat!("The CPU must have ", $needs, ". Dispatch installs this kernel only on \
-                         such a CPU (runtime detection).")]
+        #[cfg_attr(not(target_arch = "wasm32"), doc = "")]
+        #[cfg_attr(not(target_arch = "wasm32"), doc = "# Safety")]
+        #[cfg_attr(not(target_arch = "wasm32"), doc = "")]
+        #[cfg_attr(not(target_arch = "wasm32"), doc = concat!("The CPU must have ", $needs,
+            ". Dispatch installs this kernel only on such a CPU (runtime detection)."))]
         #[::switchyard::kernel(op = ::switchyard::ops::$op, key = CpuSimd, cpu = $cpu, dtypes = "f32")]
-        #[target_feature(enable = $cpu)]
+        #[cfg_attr(not(target_arch = "wasm32"), target_feature(enable = $cpu))]
         $($item)*
     };
 }
