@@ -71,7 +71,7 @@ pub fn cpu_kernels() -> String {
         format!("on {threads} threads")
     };
     if simd {
-        format!("the CPU backend's SIMD kernels ({target}), {on}")
+        format!("the CPU backend's SIMD kernels where it has them ({target}), {on}")
     } else {
         format!("the CPU backend's naive kernels ({target}: no SIMD kernel is compiled in), {on}")
     }
