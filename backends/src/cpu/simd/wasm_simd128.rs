@@ -20,7 +20,7 @@ use core::arch::wasm32::*;
 
 use switchyard::{Result, Tensor, kernel};
 
-use super::template::{SUM_BLOCK, SUM_LANES, simd_kernels};
+use super::template::{SUM_LANES, lane_sums_of, simd_kernels};
 
 /// `f32` lanes of one vector.
 pub const LANES: usize = 4;
@@ -83,28 +83,31 @@ fn relu_backward(grad: v128, out: v128) -> v128 {
     v128_andnot(grad, f32x4_le(out, splat(0.0)))
 }
 
-/// The `f64` lane sums of a superblock's runs: within each block of [`SUM_BLOCK`] elements,
-/// `f32` accumulator `j` (lane `j % 4` of vector `j / 4`) adds element `j` of each run, eight
-/// additions overlapping; then each accumulator goes to `f64` and onto lane `j`'s sum.
+/// The `f64` lane sums of a superblock's runs ([`lane_sums_of`]): `f32` accumulator `j` is lane
+/// `j % 4` of vector `j / 4`, and a finished block's vector `i` goes to `f64` onto lane sums
+/// `4i..4i + 4` (its low half onto `wide[2i]`, its high onto `wide[2i + 1]`).
 #[inline]
 fn lane_sums(runs: &[[f32; SUM_LANES]]) -> [f64; SUM_LANES] {
     // `-0.0` is the identity of `+` (`-0.0 + 0.0 = 0.0`): the sum of `[-0.0]` stays `-0.0`.
-    let mut wide = [f64x2_splat(-0.0); SUM_LANES / 2];
-    for block in runs.chunks(SUM_BLOCK / SUM_LANES) {
-        let mut sums = [splat(-0.0); SUM_LANES / LANES];
-        for run in block {
+    let wide = lane_sums_of(
+        runs,
+        [f64x2_splat(-0.0); SUM_LANES / 2],
+        || [splat(-0.0); SUM_LANES / LANES],
+        |mut sums, run| {
             for (sum, v) in sums.iter_mut().zip(run.as_chunks::<LANES>().0) {
                 *sum = f32x4_add(*sum, load(v));
             }
-        }
-        // Vector `i` holds lanes `4i..4i + 4`: its low half onto `wide[2i]`, its high onto
-        // `wide[2i + 1]`.
-        for (i, sum) in sums.into_iter().enumerate() {
-            let high = i32x4_shuffle::<2, 3, 2, 3>(sum, sum);
-            wide[2 * i] = f64x2_add(wide[2 * i], f64x2_promote_low_f32x4(sum));
-            wide[2 * i + 1] = f64x2_add(wide[2 * i + 1], f64x2_promote_low_f32x4(high));
-        }
-    }
+            sums
+        },
+        |mut wide, sums| {
+            for (i, sum) in sums.into_iter().enumerate() {
+                let high = i32x4_shuffle::<2, 3, 2, 3>(sum, sum);
+                wide[2 * i] = f64x2_add(wide[2 * i], f64x2_promote_low_f32x4(sum));
+                wide[2 * i + 1] = f64x2_add(wide[2 * i + 1], f64x2_promote_low_f32x4(high));
+            }
+            wide
+        },
+    );
     let mut lanes = [0.0; SUM_LANES];
     for (chunk, sum) in lanes.as_chunks_mut::<2>().0.iter_mut().zip(wide) {
         *chunk = [f64x2_extract_lane::<0>(sum), f64x2_extract_lane::<1>(sum)];
