@@ -103,9 +103,14 @@ impl Mlp {
 
     /// The fraction of `x`'s rows whose predicted class is `y`'s.
     pub fn accuracy(&self, x: &Tensor, y: &Tensor) -> Result<f64> {
+        Ok(self.accuracy_on_device(x, y)?.try_item()?.as_f64())
+    }
+
+    /// [`Mlp::accuracy`] not yet read back: a 0-dimensional `f32` tensor on `x`'s device.
+    pub fn accuracy_on_device(&self, x: &Tensor, y: &Tensor) -> Result<Tensor> {
         let _no_grad = autograd::no_grad();
         let right = try_to_dtype(&try_eq(&self.predict(x)?, y)?, DType::F32)?;
-        Ok(try_mean(&right)?.try_item()?.as_f64())
+        try_mean(&right)
     }
 }
 

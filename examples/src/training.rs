@@ -2,7 +2,7 @@
 //! what the web page (`examples/web`) runs in the browser, one epoch per animation frame.
 
 use switchyard::autocast::GradScaler;
-use switchyard::ops::try_narrow;
+use switchyard::ops::{try_narrow, try_stack, try_to_dtype};
 use switchyard::optim::Adam;
 use switchyard::{DType, Device, DispatchError, Tensor};
 
@@ -134,6 +134,25 @@ impl Training {
     /// Trains one more epoch (every point once, in a new order) and returns its mean loss; the
     /// training accuracy after it is [`Training::accuracy`]. An error after the last epoch.
     pub fn next_epoch(&mut self) -> Result<f64> {
+        let trained = self.train_epoch()?;
+        let losses = trained.losses.try_to_vec::<f32>()?;
+        let accuracy = trained.accuracy.try_item()?.as_f64();
+        Ok(self.record(&losses, accuracy))
+    }
+
+    /// [`Training::next_epoch`] reading its results back without blocking: how a web page
+    /// trains on WebGPU, where a blocking read is an error. The epoch's work is recorded before
+    /// the first await; the future resolves when the device has the loss and the accuracy.
+    pub async fn next_epoch_async(&mut self) -> Result<f64> {
+        let trained = self.train_epoch()?;
+        let losses = trained.losses.try_to_vec_async::<f32>().await?;
+        let accuracy = trained.accuracy.try_item_async().await?.as_f64();
+        Ok(self.record(&losses, accuracy))
+    }
+
+    /// Runs one epoch's steps; its results stay on the device until [`Training::record`] gets
+    /// them read back.
+    fn train_epoch(&mut self) -> Result<Trained> {
         let (epoch, epochs) = (self.losses.len(), self.settings.epochs);
         if epoch == epochs {
             return Err(TrainingError::Over { epochs });
@@ -148,25 +167,40 @@ impl Training {
         let n = self.data.len();
         let (x, y) = self.data.tensors_in(&self.shuffles.permutation(n))?;
         let (x, y) = (x.try_to(self.device)?, y.try_to(self.device)?);
-        let mut total = 0.0;
+        let mut losses = Vec::with_capacity(n.div_ceil(self.settings.batch));
         for start in (0..n).step_by(self.settings.batch) {
             let len = self.settings.batch.min(n - start);
             let xb = try_narrow(&x, 0, start as isize, len)?;
             let yb = try_narrow(&y, 0, start as isize, len)?;
-            let loss = train_step_mixed(
+            losses.push(train_step_mixed(
                 &self.model,
                 &mut self.adam,
                 &xb,
                 &yb,
                 self.settings.autocast,
                 self.scaler.as_mut(),
-            )?;
-            total += loss.try_item()?.as_f64() * len as f64;
+            )?);
         }
+        Ok(Trained {
+            // One tensor, so one read brings every batch's loss back (in `f32`, whatever the
+            // autocast dtype computed them in).
+            losses: try_to_dtype(&try_stack(&losses, 0)?, DType::F32)?,
+            accuracy: self.model.accuracy_on_device(&self.all.0, &self.all.1)?,
+        })
+    }
+
+    /// Records an epoch from its batches' `losses` (each the mean over its batch) and the
+    /// `accuracy` after it; returns the epoch's mean loss.
+    fn record(&mut self, losses: &[f32], accuracy: f64) -> f64 {
+        let (n, batch) = (self.data.len(), self.settings.batch);
+        // Each batch's mean, weighted by its points (the last batch may be short).
+        let total: f64 = (losses.iter().enumerate())
+            .map(|(i, &loss)| f64::from(loss) * batch.min(n - i * batch) as f64)
+            .sum();
         let loss = total / n as f64;
         self.losses.push(loss);
-        self.accuracy = self.model.accuracy(&self.all.0, &self.all.1)?;
-        Ok(loss)
+        self.accuracy = accuracy;
+        loss
     }
 
     /// Whether every epoch ran.
@@ -210,16 +244,28 @@ impl Training {
     /// The picture ([`plot::svg`]): `curves` beside this model's decision boundary over the
     /// plane, with the data on top.
     pub fn picture(&self, title: &str, curves: &[Curve]) -> Result<String> {
+        let classes = self.grid_classes()?.try_to_vec::<i64>()?;
+        Ok(self.draw(title, curves, classes))
+    }
+
+    /// [`Training::picture`] reading the boundary back without blocking (see
+    /// [`Training::next_epoch_async`]).
+    pub async fn picture_async(&self, title: &str, curves: &[Curve]) -> Result<String> {
+        let classes = self.grid_classes()?.try_to_vec_async::<i64>().await?;
+        Ok(self.draw(title, curves, classes))
+    }
+
+    /// The predicted class of each cell of the boundary's grid, on the training's device.
+    fn grid_classes(&self) -> Result<Tensor> {
         let centres = Boundary::cell_centres(GRID_EXTENT, GRID_CELLS);
         let grid = Tensor::from_vec(
             centres.iter().flatten().copied().collect(),
             &[centres.len(), 2],
         )?;
-        let classes = self
-            .model
-            .predict(&grid.try_to(self.device)?)?
-            .try_to(Device::Cpu)?
-            .try_to_vec::<i64>()?;
+        Ok(self.model.predict(&grid.try_to(self.device)?)?)
+    }
+
+    fn draw(&self, title: &str, curves: &[Curve], classes: Vec<i64>) -> String {
         let boundary = Boundary {
             extent: GRID_EXTENT,
             cells: GRID_CELLS,
@@ -228,6 +274,14 @@ impl Training {
         let points: Vec<([f32; 2], i64)> = (self.data.points.iter().copied())
             .zip(self.data.labels.iter().copied())
             .collect();
-        Ok(plot::svg(title, curves, &boundary, &points))
+        plot::svg(title, curves, &boundary, &points)
     }
+}
+
+/// An epoch's results on the device, not yet read back.
+struct Trained {
+    /// Each batch's loss, `f32`, `[batches]`.
+    losses: Tensor,
+    /// The training accuracy after the epoch, 0-dimensional `f32`.
+    accuracy: Tensor,
 }

@@ -175,9 +175,20 @@ impl Tensor {
     /// back, or when memory runs out.
     pub fn try_to_vec<T: Element>(&self) -> Result<Vec<T>, DispatchError> {
         const OP: &str = "Tensor::to_vec";
+        let mut out = self.vec_for::<T>(OP)?;
+        match self.storage().backend() {
+            None => out.extend(self.host::<T>(OP)?.iter()),
+            Some(backend) => self.gather(OP, &backend.read_bytes()?, &mut out)?,
+        }
+        Ok(out)
+    }
+
+    /// An empty vector with room for every element as a `T`; errors when `T` is not the
+    /// tensor's dtype, or memory runs out.
+    pub(crate) fn vec_for<T: Element>(&self, op: &'static str) -> Result<Vec<T>, DispatchError> {
         if T::DTYPE != self.dtype() {
             return Err(DispatchError::kernel(
-                OP,
+                op,
                 format!(
                     "to_vec::<{}> of a {} tensor; convert it first with `to_dtype(DType::{:?})`",
                     T::DTYPE,
@@ -188,24 +199,28 @@ impl Tensor {
         }
         let mut out = Vec::new();
         out.try_reserve_exact(self.numel())
-            .map_err(|_| DispatchError::out_of_memory(OP, self.numel() * size_of::<T>()))?;
-        match self.storage().backend() {
-            None => out.extend(self.host::<T>(OP)?.iter()),
-            Some(backend) => {
-                let bytes = backend.read_bytes()?;
-                let storage = decode::<T>(OP, &bytes, self.storage().len())?;
-                out.extend(
-                    Offsets::new(
-                        self.storage_offset(),
-                        self.shape(),
-                        self.strides(),
-                        self.numel(),
-                    )
-                    .map(|o| storage[o]),
-                );
-            }
-        }
+            .map_err(|_| DispatchError::out_of_memory(op, self.numel() * size_of::<T>()))?;
         Ok(out)
+    }
+
+    /// Appends this view's elements, row-major, from `bytes`, its backend storage read back.
+    pub(crate) fn gather<T: Element>(
+        &self,
+        op: &'static str,
+        bytes: &[u8],
+        out: &mut Vec<T>,
+    ) -> Result<(), DispatchError> {
+        let storage = decode::<T>(op, bytes, self.storage().len())?;
+        out.extend(
+            Offsets::new(
+                self.storage_offset(),
+                self.shape(),
+                self.strides(),
+                self.numel(),
+            )
+            .map(|o| storage[o]),
+        );
+        Ok(())
     }
 
     /// The elements, row-major, copied to host memory; panics with [`Tensor::try_to_vec`]'s

@@ -155,6 +155,16 @@ pub fn try_cross_entropy_with(
         None => None,
     };
     let mut one_hot = try_eq(&class_ids, &targets_f)?;
+    if !crate::deferred_check::readable_now(targets) {
+        crate::deferred_check::defer_target_range(
+            OP,
+            logits,
+            targets,
+            classes,
+            &one_hot,
+            counted.as_ref(),
+        )?;
+    }
     if let Some(counted) = &counted {
         let none = try_full(&[], 0.0, DType::Bool, device)?;
         one_hot = try_where_cond(counted, &one_hot, &none)?;
@@ -276,6 +286,10 @@ fn check(logits: &Tensor, targets: &Tensor, options: &CrossEntropyOptions) -> Re
     }
     if targets.is_meta() {
         // No values to check (a meta or fake run): the range check needs data, as in PyTorch.
+        return Ok(classes);
+    }
+    if !crate::deferred_check::readable_now(targets) {
+        // Checked on the device by the caller, reported at the next async read.
         return Ok(classes);
     }
     let values = try_to(targets, crate::Device::Cpu)?.try_to_f64_vec()?;

@@ -38,6 +38,7 @@ mod arg;
 pub mod autocast;
 pub mod autograd;
 mod cross_entropy;
+mod deferred_check;
 mod device;
 mod div_rounded;
 mod element;
@@ -56,6 +57,7 @@ pub mod optim;
 mod print;
 pub mod random;
 mod ranges;
+mod read_async;
 mod reduce_with;
 pub mod rules;
 mod shape;
@@ -75,6 +77,6 @@ pub use storage::allocator::{
     reset_peak, set_cache_limit,
 };
 pub use storage::host::HostVec;
-pub use storage::{BackendStorage, ReadGuard, Storage, WriteGuard, host_buffer};
+pub use storage::{BackendStorage, ReadBytes, ReadGuard, Storage, WriteGuard, host_buffer};
 pub use switchyard::{DType, DTypeSet};
 pub use tensor::Tensor;

@@ -99,7 +99,11 @@ pub fn cross_entropy(logits: &Tensor, targets: &Tensor) -> Tensor {
         &[1, classes as isize],
     )?;
     let wanted = try_unsqueeze(&try_to_dtype(targets, compare)?, 1)?;
-    let one_hot = try_to_dtype(&try_eq(&class_ids, &wanted)?, logits.dtype())?;
+    let matches = try_eq(&class_ids, &wanted)?;
+    if !crate::deferred_check::readable_now(targets) {
+        crate::deferred_check::defer_target_range(OP, logits, targets, classes, &matches, None)?;
+    }
+    let one_hot = try_to_dtype(&matches, logits.dtype())?;
     let log_p = log_softmax_as(OP, logits, 1)?;
     let picked = try_sum_dim(&try_mul(&one_hot, &log_p)?, &[1], false)?;
     debug_assert_eq!(picked.shape(), [n]);
@@ -199,6 +203,10 @@ fn check_cross_entropy(logits: &Tensor, targets: &Tensor) -> Result<(usize, usiz
     }
     if targets.is_meta() {
         // No values to check (a meta or fake run): the range check needs data, as in PyTorch.
+        return Ok((n, classes));
+    }
+    if !crate::deferred_check::readable_now(targets) {
+        // Checked on the device by the caller, reported at the next async read.
         return Ok((n, classes));
     }
     let values = try_to(targets, crate::Device::Cpu)?.try_to_f64_vec()?;

@@ -148,3 +148,51 @@ fn ops_from_many_threads_share_the_batch() {
         thread.join().unwrap();
     }
 }
+
+/// The async reads (how a web page reads GPU tensors) give what the blocking ones give: every
+/// dtype the GPU holds, a strided view, a single item; and their errors are `try_to_vec`'s.
+/// Natively they wait in place, so `block_on` returns at the first poll. `init` gives the
+/// adapter the first GPU call made.
+#[test]
+fn async_reads_give_what_blocking_reads_give() {
+    if !gpu_or_skip("async_reads_give_what_blocking_reads_give") {
+        return;
+    }
+    let adapter = pollster::block_on(switchyard_backends::wgpu::init()).unwrap();
+    assert_eq!(
+        adapter.name,
+        switchyard_backends::wgpu::adapter_info().unwrap().name
+    );
+    let x = Tensor::from_fn(&[3, 4], |i| i as f32 - 5.0).to(Device::Wgpu);
+    let t = switchyard::ops::transpose(&x, 0, 1); // strided: read through the view's strides
+    assert_eq!(
+        pollster::block_on(t.try_to_vec_async::<f32>()).unwrap(),
+        t.to_vec::<f32>()
+    );
+    let positive = switchyard::ops::gt(&x, &Tensor::scalar(0.0).to(Device::Wgpu));
+    assert_eq!(
+        pollster::block_on(positive.try_to_vec_async::<bool>()).unwrap(),
+        positive.to_vec::<bool>()
+    );
+    let wide = Tensor::from_slice(&[i64::MIN, -1, 0, i64::MAX], &[4])
+        .unwrap()
+        .to(Device::Wgpu);
+    assert_eq!(
+        pollster::block_on(wide.try_to_vec_async::<i64>()).unwrap(),
+        [i64::MIN, -1, 0, i64::MAX]
+    );
+    let total = switchyard::ops::sum(&x);
+    let item = pollster::block_on(total.try_item_async()).unwrap();
+    assert_eq!(item.as_f64(), f64::from(total.to_vec::<f32>()[0]));
+    // Errors: the blocking reads' own, naming the async op.
+    let wrong_dtype = pollster::block_on(x.try_to_vec_async::<i64>()).unwrap_err();
+    assert_eq!(
+        wrong_dtype.to_string(),
+        x.try_to_vec::<i64>()
+            .unwrap_err()
+            .to_string()
+            .replace("Tensor::to_vec", "Tensor::to_vec_async")
+    );
+    let not_one = pollster::block_on(x.try_item_async()).unwrap_err();
+    assert_eq!(not_one.to_string(), x.try_item().unwrap_err().to_string());
+}

@@ -161,6 +161,8 @@ fn reductions(backend: Backend) {
     }
 }
 
+/// (All products here are under 2^27 multiply-adds, so the GPU computes them directly, one
+/// invocation per element; `large_products_are_tiled` covers the tiled kernel.)
 fn matmuls(backend: Backend) {
     let shapes: &[(usize, usize, usize)] = &[
         (1, 1, 1),
@@ -336,6 +338,22 @@ fn round_trips(backend: Backend) {
     }
 }
 
+/// Past 2^27 multiply-adds the GPU tiles the product (ragged tiles here: 520 is no multiple of
+/// 16), plain and through a transposed operand. Against the identity every output is one product
+/// and zeros, so the result is exact, and the oracle costs no 2^27 multiply-adds of its own.
+fn large_products_are_tiled(backend: Backend) {
+    let k = 520;
+    let x = Tensor::from_fn(&[k, k], |i| ((i * 7919) % 1000) as f32 - 500.0);
+    let eye = Tensor::from_fn(&[k, k], |i| if i / k == i % k { 1.0 } else { 0.0 });
+    let (on_x, on_eye) = (backend.put(&x), backend.put(&eye));
+    assert_eq!(matmul(&on_x, &on_eye).to_vec::<f32>(), x.to_vec::<f32>());
+    let transposed = switchyard::ops::transpose(&on_x, 0, 1);
+    assert_eq!(
+        matmul(&transposed, &on_eye).to_vec::<f32>(),
+        switchyard::ops::transpose(&x, 0, 1).to_vec::<f32>()
+    );
+}
+
 /// One module per backend, each with one `#[test]` per body above.
 macro_rules! backend_tests {
     ($($backend:ident => $device:expr),* $(,)?) => {$(
@@ -361,6 +379,7 @@ macro_rules! backend_tests {
             case!(special_values);
             case!(reductions);
             case!(matmuls);
+            case!(large_products_are_tiled);
             case!(fills);
             case!(chains);
             case!(two_row_grid);

@@ -16,7 +16,10 @@
 //! recorded can still use: a fresh upload target after the open batch was submitted, and the
 //! batch's own parameter buffer right before its submit.
 
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, mpsc};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::task::{Context as TaskContext, Poll, Waker};
 
 use switchyard::{DType, DispatchError};
 
@@ -88,17 +91,42 @@ static CONTEXT: OnceLock<Result<Context, String>> = OnceLock::new();
 
 /// The context, created on first use; or, naming `op`, why there is none. Creating it registers
 /// the pool as the GPU's allocator (`switchyard::memory_stats(Device::Wgpu)`).
+///
+/// On the web a page cannot block while the browser finds an adapter: there the context comes
+/// only from [`init`], and before it every GPU call is an error that says so.
 pub(crate) fn context(op: &'static str) -> Result<&'static Context, DispatchError> {
-    CONTEXT
-        .get_or_init(|| {
-            let context = Context::new();
-            if context.is_ok() {
-                switchyard::register_allocator(switchyard::Device::Wgpu, &super::GpuAllocator);
-            }
-            context
-        })
-        .as_ref()
+    #[cfg(not(target_arch = "wasm32"))]
+    let made = CONTEXT.get_or_init(|| registered(pollster::block_on(Context::create())));
+    #[cfg(target_arch = "wasm32")]
+    let made = CONTEXT.get().ok_or_else(|| {
+        DispatchError::kernel(
+            op,
+            "on the web the wgpu context is made by `switchyard_backends::wgpu::init().await` \
+             (a page cannot block while the browser finds an adapter): await it before the \
+             first GPU op",
+        )
+    })?;
+    made.as_ref()
         .map_err(|reason| DispatchError::kernel(op, format!("no wgpu adapter: {reason}")))
+}
+
+/// Creates the context without blocking, unless it exists (or its creation failed) already;
+/// returns it or, naming `op`, why there is none.
+pub(crate) async fn init(op: &'static str) -> Result<&'static Context, DispatchError> {
+    if CONTEXT.get().is_none() {
+        // Another `init` may finish while this one awaits: the first context stays, this one
+        // drops (registering the pool again is harmless: it replaces itself).
+        let _ = CONTEXT.set(registered(Context::create().await));
+    }
+    context(op)
+}
+
+/// `made`, with the pool registered as the GPU's allocator when it is a context.
+fn registered(made: Result<Context, String>) -> Result<Context, String> {
+    if made.is_ok() {
+        switchyard::register_allocator(switchyard::Device::Wgpu, &super::GpuAllocator);
+    }
+    made
 }
 
 /// The context if it exists already; creates nothing.
@@ -160,7 +188,7 @@ async fn choose_adapter(instance: &wgpu::Instance) -> Result<wgpu::Adapter, Stri
 }
 
 impl Context {
-    fn new() -> Result<Context, String> {
+    async fn create() -> Result<Context, String> {
         // The instance: every native backend compiled in (Vulkan, GL through EGL, Metal, DX12),
         // or those `WGPU_BACKEND` names (`vulkan`, `gl`, …); `WGPU_GLES_MINOR_VERSION` and the
         // other `WGPU_*` instance variables as wgpu reads them.
@@ -168,7 +196,7 @@ impl Context {
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         // The adapter: a physical (or software) device; `WGPU_ADAPTER_NAME` picks one by name,
         // `WGPU_POWER_PREF` by power.
-        let adapter = pollster::block_on(choose_adapter(&instance))?;
+        let adapter = choose_adapter(&instance).await?;
         let info = adapter.get_info();
         if !adapter
             .get_downlevel_capabilities()
@@ -182,12 +210,14 @@ impl Context {
         }
         // The device and its queue, with the adapter's best limits (large tensors need large
         // storage bindings).
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            label: Some("switchyard"),
-            required_limits: adapter.limits(),
-            ..Default::default()
-        }))
-        .map_err(|e| format!("adapter `{}` gave no device: {e}", info.name))?;
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("switchyard"),
+                required_limits: adapter.limits(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| format!("adapter `{}` gave no device: {e}", info.name))?;
         // Errors the device reports later are kept for the next wait instead of panicking,
         // wgpu's default.
         let errors = Arc::new(Mutex::new(Vec::new()));
@@ -453,8 +483,29 @@ impl Context {
     }
 
     /// The first `bytes` bytes of `buffer` (a multiple of 4), after all work recorded so far:
-    /// submits the batch and waits for the GPU.
+    /// submits the batch and waits for the GPU. On the web, where a page cannot wait, an error
+    /// that points to [`Context::read_async`]'s public forms.
     pub(crate) fn read(
+        &'static self,
+        op: &'static str,
+        buffer: &wgpu::Buffer,
+        bytes: u64,
+    ) -> Result<Vec<u8>, DispatchError> {
+        #[cfg(target_arch = "wasm32")]
+        {
+            let _ = (buffer, bytes);
+            Err(cannot_wait(op))
+        }
+        // Natively `read_async` waits in place (see there): its future is ready when first
+        // polled, so this does not spin.
+        #[cfg(not(target_arch = "wasm32"))]
+        pollster::block_on(self.read_async(op, buffer, bytes))
+    }
+
+    /// [`Context::read`] as a future: on the web it resolves once the browser has mapped the
+    /// values (control must return to the event loop for that); natively it waits for the GPU
+    /// in place, before its first poll returns.
+    pub(crate) async fn read_async(
         &'static self,
         op: &'static str,
         buffer: &wgpu::Buffer,
@@ -476,22 +527,22 @@ impl Context {
             encoder.copy_buffer_to_buffer(buffer, 0, staging.buffer(), 0, bytes);
             self.submit(&mut batch);
         }
-        // Ask for the mapping, then wait for the GPU; the callback runs during the wait.
-        let (sender, receiver) = mpsc::channel();
+        let mapping = Mapping::default();
+        let answer = mapping.clone();
         staging
             .buffer()
             .map_async(wgpu::MapMode::Read, 0..bytes, move |result| {
-                let _ = sender.send(result);
+                answer.resolve(result)
             });
+        // Natively the callback runs during this wait; on the web, once the browser maps the
+        // buffer, which `mapping` awaits.
+        #[cfg(not(target_arch = "wasm32"))]
         self.wait(op)?;
-        let mapped = receiver
-            .recv()
-            .map_err(|_| DispatchError::kernel(op, "the wgpu device dropped a buffer mapping"))
-            .and_then(|result| {
-                result.map_err(|e| DispatchError::kernel(op, format!("wgpu buffer mapping: {e}")))
-            });
+        let mapped = mapping
+            .await
+            .ok_or_else(|| DispatchError::kernel(op, "the wgpu device dropped a buffer mapping"));
         self.take_errors(op)?;
-        mapped?;
+        mapped?.map_err(|e| DispatchError::kernel(op, format!("wgpu buffer mapping: {e}")))?;
         // Copy the bytes out, then unmap the buffer for reuse.
         let values = staging
             .buffer()
@@ -511,13 +562,20 @@ impl Context {
         values
     }
 
-    /// Submits the batch and waits until the GPU has finished everything submitted.
+    /// Submits the batch and waits until the GPU has finished everything submitted. On the web,
+    /// where a page cannot wait, it submits and returns an error that says so.
     pub(crate) fn synchronize(&self, op: &'static str) -> Result<(), DispatchError> {
         self.submit(&mut lock(&self.batch));
-        self.wait(op)?;
-        self.take_errors(op)
+        #[cfg(target_arch = "wasm32")]
+        return Err(cannot_wait(op));
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            self.wait(op)?;
+            self.take_errors(op)
+        }
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
     fn wait(&self, op: &'static str) -> Result<(), DispatchError> {
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
@@ -535,5 +593,56 @@ impl Context {
             op,
             format!("the wgpu device reported an error: {}", errors.join("; ")),
         ))
+    }
+}
+
+/// Why a blocking read or wait of `op` fails on the web.
+#[cfg(target_arch = "wasm32")]
+fn cannot_wait(op: &'static str) -> DispatchError {
+    DispatchError::kernel(
+        op,
+        "a web page cannot wait for the GPU: read a GPU tensor with `try_to_vec_async().await` \
+         or `try_item_async().await`, which resolve when the browser has the values",
+    )
+}
+
+/// The answer to one `map_async`, awaited: `None` if it never came (natively, after a wait that
+/// should have delivered it).
+#[derive(Clone, Default)]
+struct Mapping(Arc<Mutex<MappingState>>);
+
+#[derive(Default)]
+struct MappingState {
+    result: Option<Result<(), wgpu::BufferAsyncError>>,
+    waker: Option<Waker>,
+}
+
+impl Mapping {
+    fn resolve(&self, result: Result<(), wgpu::BufferAsyncError>) {
+        let waker = {
+            let mut state = lock(&self.0);
+            state.result = Some(result);
+            state.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+impl Future for Mapping {
+    type Output = Option<Result<(), wgpu::BufferAsyncError>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let mut state = lock(&self.0);
+        if let Some(result) = state.result.take() {
+            return Poll::Ready(Some(result));
+        }
+        // Natively the wait before the first poll delivered every answer there will be.
+        if cfg!(not(target_arch = "wasm32")) {
+            return Poll::Ready(None);
+        }
+        state.waker = Some(cx.waker().clone());
+        Poll::Pending
     }
 }

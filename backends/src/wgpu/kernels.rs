@@ -261,8 +261,8 @@ fn mean_wgpu(x: &Tensor) -> Result<Tensor> {
     reduce("mean", x, true)
 }
 
-/// The tiled product; `matmul.wgsl` reads both operands through their strides, so a transposed
-/// or sliced operand costs no copy.
+/// The tiled product, or for a small one the direct product; `matmul.wgsl` reads both operands
+/// through their strides, so a transposed or sliced operand costs no copy.
 #[kernel(op = "matmul", key = Wgpu, dtypes = "f32")]
 fn matmul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     const OP: &str = "matmul";
@@ -274,6 +274,13 @@ fn matmul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     served(OP, &[x, y])?;
     let (m, k, n, _) = rules::matmul_dims(x, y, DType::F32)?;
     launch(OP, DType::F32, &[m, n], &[x, y], |_| {
+        let params = matmul_params(x, y, [m, k, n])?;
+        // Small products without tiles: their barriers would cost more than the loads they
+        // save (`matmul.wgsl`). `m·n` fits a 32-bit index (`launch` checked the output).
+        if m.saturating_mul(n).saturating_mul(k) <= shaders::DIRECT_MATMUL_MACS {
+            let groups = ((m * n) as u64).div_ceil(shaders::DIRECT_WORKGROUP);
+            return Ok((&shaders::MATMUL_DIRECT, params, grid(OP, groups)?));
+        }
         let groups = [n, m].map(|d| (d as u64).div_ceil(MATMUL_TILE));
         if groups.iter().any(|&g| g > MAX_GROUPS) {
             return Err(DispatchError::kernel(
@@ -281,11 +288,7 @@ fn matmul_wgpu(x: &Tensor, y: &Tensor) -> Result<Tensor> {
                 format!("a [{m}, {n}] result exceeds the wgpu grid"),
             ));
         }
-        Ok((
-            &shaders::MATMUL,
-            matmul_params(x, y, [m, k, n])?,
-            groups.map(|g| g as u32),
-        ))
+        Ok((&shaders::MATMUL, params, groups.map(|g| g as u32)))
     })
 }
 

@@ -55,7 +55,7 @@ fn reduce_rows(
     op: &'static str,
     x: &Tensor,
     r: &Reduction,
-    kernel: &'static Kernel,
+    [rows_kernel, short_rows_kernel]: [&'static Kernel; 2],
     dtype: DType,
     scalar: f32,
 ) -> Result<Tensor> {
@@ -75,7 +75,12 @@ fn reduce_rows(
             scalar,
             ..Params::default()
         };
-        Ok((kernel, params, grid(op, r.outer as u64)?))
+        // A short row is folded by one invocation; a longer one by a workgroup (256).
+        if r.inner <= shaders::SHORT_ROW {
+            let groups = (r.outer as u64).div_ceil(shaders::DIRECT_WORKGROUP);
+            return Ok((short_rows_kernel, params, grid(op, groups)?));
+        }
+        Ok((rows_kernel, params, grid(op, r.outer as u64)?))
     })
 }
 
@@ -88,7 +93,14 @@ fn sum_dim_wgpu(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
         // Sums of nothing are 0.
         return fill(OP, &r.shape, 0.0);
     }
-    reduce_rows(OP, x, &r, &shaders::SUM_ROWS, DType::F32, 1.0)
+    reduce_rows(
+        OP,
+        x,
+        &r,
+        [&shaders::SUM_ROWS, &shaders::SUM_SHORT_ROWS],
+        DType::F32,
+        1.0,
+    )
 }
 
 #[kernel(op = "mean_dim", key = Wgpu, dtypes = "f32")]
@@ -102,7 +114,14 @@ fn mean_dim_wgpu(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
     }
     // One rounding of 1/n in `f64`, then one product per row (closer than WGSL's division).
     let scale = (1.0 / r.inner as f64) as f32;
-    reduce_rows(OP, x, &r, &shaders::SUM_ROWS, DType::F32, scale)
+    reduce_rows(
+        OP,
+        x,
+        &r,
+        [&shaders::SUM_ROWS, &shaders::SUM_SHORT_ROWS],
+        DType::F32,
+        scale,
+    )
 }
 
 /// The reduction of `max_dim` and `argmax`: along one dimension, never an empty one (the CPU's
@@ -118,7 +137,14 @@ fn max_reduction(op: &'static str, x: &Tensor, dim: isize, keepdim: bool) -> Res
 fn max_dim_wgpu(x: &Tensor, dim: isize, keepdim: bool) -> Result<Tensor> {
     const OP: &str = "max_dim";
     let r = max_reduction(OP, x, dim, keepdim)?;
-    reduce_rows(OP, x, &r, &shaders::MAX_ROWS, DType::F32, 1.0)
+    reduce_rows(
+        OP,
+        x,
+        &r,
+        [&shaders::MAX_ROWS, &shaders::MAX_SHORT_ROWS],
+        DType::F32,
+        1.0,
+    )
 }
 
 /// The index as an `i64` (two 32-bit words on the GPU: see `storage.rs`).
@@ -126,7 +152,14 @@ fn max_dim_wgpu(x: &Tensor, dim: isize, keepdim: bool) -> Result<Tensor> {
 fn argmax_wgpu(x: &Tensor, dim: isize, keepdim: bool) -> Result<Tensor> {
     const OP: &str = "argmax";
     let r = max_reduction(OP, x, dim, keepdim)?;
-    reduce_rows(OP, x, &r, &shaders::ARGMAX_ROWS, DType::I64, 1.0)
+    reduce_rows(
+        OP,
+        x,
+        &r,
+        [&shaders::ARGMAX_ROWS, &shaders::ARGMAX_SHORT_ROWS],
+        DType::I64,
+        1.0,
+    )
 }
 
 /// The six comparisons, numbered as `compare.wgsl`'s `params.k` reads them.

@@ -165,9 +165,36 @@ pub use pool::PoolStats;
 pub use storage::{WgpuStorage, words_per};
 
 /// The adapter the backend uses (creating the context if needed), or the error every GPU call
-/// returns when there is none: `no wgpu adapter: <wgpu's reason>`.
+/// returns when there is none: `no wgpu adapter: <wgpu's reason>`. On the web, an error until
+/// [`init`] has finished.
 pub fn adapter_info() -> Result<&'static wgpu::AdapterInfo, DispatchError> {
     Ok(context::context("wgpu::adapter_info")?.info())
+}
+
+/// Creates the backend's context without blocking and returns its adapter, or the error every
+/// GPU call returns when there is none. On the web, await it before the first GPU op: a page
+/// cannot block while the browser finds an adapter, so nothing else creates the context there.
+/// Natively it is optional (the first GPU call creates the context) and ready when first polled.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # pollster::block_on(async {
+/// use switchyard::ops::{mean, mul};
+/// use switchyard::{Device, Tensor};
+///
+/// if switchyard_backends::wgpu::init().await.is_ok() {
+///     let x = Tensor::vector(&[1.0, 2.0, 3.0]).try_to(Device::Wgpu)?;
+///     let loss = mean(&mul(&x, &x));
+///     // On the web, the way to read a GPU tensor: `to_vec` there is an error that says so.
+///     let value = loss.try_item_async().await?.as_f64();
+///     assert!((value - 14.0 / 3.0).abs() < 1e-6);
+/// }
+/// # Ok(())
+/// # })
+/// # }
+/// ```
+pub async fn init() -> Result<&'static wgpu::AdapterInfo, DispatchError> {
+    Ok(context::init("wgpu::init").await?.info())
 }
 
 /// Submits all recorded GPU work and waits for it to finish; returns errors the device reported

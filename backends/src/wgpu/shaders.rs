@@ -21,6 +21,17 @@ pub(super) const REDUCE_WORKGROUP: u64 = 256;
 pub(super) const REDUCE_PER_THREAD: u64 = 8;
 /// Side of the square tile of `matmul.wgsl`.
 pub(super) const MATMUL_TILE: u64 = 16;
+/// Invocations per workgroup of the barrier-free kernels (`matmul_direct`, the short-row
+/// reductions): one output each.
+pub(super) const DIRECT_WORKGROUP: u64 = 64;
+/// The longest row the short-row reductions fold (one invocation per row); longer rows take a
+/// workgroup each.
+pub(super) const SHORT_ROW: usize = 256;
+/// The most multiply-adds (`m·n·k`) `matmul_direct` computes; larger products are tiled. On a
+/// CPU adapter (a browser's software WebGPU, lavapipe, llvmpipe) the tiles' barriers make the
+/// tiled kernel about six times slower than the direct one at any size; on a GPU, products this
+/// small take a few milliseconds either way, and larger ones gain from the tiles.
+pub(super) const DIRECT_MATMUL_MACS: usize = 1 << 27;
 
 /// `binary.wgsl`: the four arithmetic ops of two contiguous operands of one shape.
 const BINARY: &[&str] = &[include_str!("shaders/binary.wgsl")];
@@ -50,9 +61,10 @@ pub(super) static FULL: Kernel = Kernel::new(FILL, "full", 0);
 const REDUCE: &[&str] = &[include_str!("shaders/reduce.wgsl")];
 pub(super) static SUM_PASS: Kernel = Kernel::new(REDUCE, "sum_pass", 1);
 
-/// `matmul.wgsl`: the tiled product of two strided matrices.
+/// `matmul.wgsl`: the product of two strided matrices, tiled, or direct for small products.
 const MATMUL_WGSL: &[&str] = &[include_str!("shaders/matmul.wgsl")];
 pub(super) static MATMUL: Kernel = Kernel::new(MATMUL_WGSL, "matmul", 2);
+pub(super) static MATMUL_DIRECT: Kernel = Kernel::new(MATMUL_WGSL, "matmul_direct", 2);
 
 /// The strided twins of `UNARY`'s kernels, and the `f32` gather and scatter of views.
 const STRIDED_UNARY: &[&str] = &[
@@ -119,6 +131,9 @@ const REDUCE_DIM: &[&str] = &[
 pub(super) static SUM_ROWS: Kernel = Kernel::new(REDUCE_DIM, "sum_rows", 1);
 pub(super) static MAX_ROWS: Kernel = Kernel::new(REDUCE_DIM, "max_rows", 1);
 pub(super) static ARGMAX_ROWS: Kernel = Kernel::new(REDUCE_DIM, "argmax_rows", 1);
+pub(super) static SUM_SHORT_ROWS: Kernel = Kernel::new(REDUCE_DIM, "sum_short_rows", 1);
+pub(super) static MAX_SHORT_ROWS: Kernel = Kernel::new(REDUCE_DIM, "max_short_rows", 1);
+pub(super) static ARGMAX_SHORT_ROWS: Kernel = Kernel::new(REDUCE_DIM, "argmax_short_rows", 1);
 
 /// `arange`, `rand`, `randn`, and `full` of `bool` and `i64` (one or two words repeated).
 const FACTORIES: &[&str] = &[

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use switchyard::{BackendStorage, DType, Device, DispatchError, Tensor};
+use switchyard::{BackendStorage, DType, Device, DispatchError, ReadBytes, Tensor};
 
 use super::context::{Binding, PooledBuffer};
 
@@ -88,6 +88,24 @@ impl WgpuStorage {
     pub(crate) fn binding(&self) -> Binding<'_> {
         (self.buffer.buffer(), self.bytes())
     }
+
+    /// The buffer's `words`, read back, as the host holds the values: `f32` and `i64` as they
+    /// are (already little-endian), `bool` one byte per word.
+    fn host_bytes(&self, op: &'static str, words: Vec<u8>) -> Result<Vec<u8>, DispatchError> {
+        if self.dtype != DType::Bool {
+            return Ok(words);
+        }
+        let mut bools = Vec::new();
+        bools
+            .try_reserve_exact(self.len)
+            .map_err(|_| DispatchError::out_of_memory(op, self.len))?;
+        bools.extend(
+            words
+                .chunks_exact(4)
+                .map(|word| u8::from(word != [0, 0, 0, 0])),
+        );
+        Ok(bools)
+    }
 }
 
 /// The host never writes a storage's buffer: kernels write new output buffers, and `copy_` (the
@@ -118,24 +136,31 @@ impl BackendStorage for WgpuStorage {
     }
 
     /// Submits the recorded work, waits for it, and copies the values back: `f32` and `i64` as
-    /// the buffer holds them (already little-endian), `bool` one byte per word.
+    /// the buffer holds them (already little-endian), `bool` one byte per word. On the web, an
+    /// error pointing to the async read.
     fn read_bytes(&self) -> Result<Vec<u8>, DispatchError> {
         const OP: &str = "Tensor::to_vec";
-        let raw = self
+        let words = self
             .buffer
             .context()
             .read(OP, self.buffer.buffer(), self.bytes())?;
-        if self.dtype != DType::Bool {
-            return Ok(raw);
-        }
-        let mut bools = Vec::new();
-        bools
-            .try_reserve_exact(self.len)
-            .map_err(|_| DispatchError::out_of_memory(OP, self.len))?;
-        bools.extend(
-            raw.chunks_exact(4)
-                .map(|word| u8::from(word != [0, 0, 0, 0])),
-        );
-        Ok(bools)
+        self.host_bytes(OP, words)
+    }
+
+    /// Natively a read waits for the GPU; on the web it cannot (see `read_bytes`).
+    fn reads_synchronously(&self) -> bool {
+        cfg!(not(target_arch = "wasm32"))
+    }
+
+    /// `read_bytes` without blocking: how a web page reads WebGPU memory.
+    fn read_bytes_async(&self) -> ReadBytes<'_> {
+        const OP: &str = "Tensor::to_vec_async";
+        Box::pin(async move {
+            let context = self.buffer.context();
+            let words = context
+                .read_async(OP, self.buffer.buffer(), self.bytes())
+                .await?;
+            self.host_bytes(OP, words)
+        })
     }
 }

@@ -20,9 +20,11 @@ pub(crate) mod host;
 
 use std::any::Any;
 use std::fmt;
+use std::future::Future;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::panic::{RefUnwindSafe, UnwindSafe};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -56,7 +58,27 @@ pub trait BackendStorage: Any + Send + Sync + UnwindSafe + RefUnwindSafe + fmt::
     /// Copies every element back to host memory as little-endian bytes (`len · dtype size`), in
     /// storage order.
     fn read_bytes(&self) -> Result<Vec<u8>, DispatchError>;
+
+    /// [`read_bytes`](BackendStorage::read_bytes) as a future, for a device that answers
+    /// asynchronously and a caller that cannot block (a web page reading WebGPU memory):
+    /// what [`Tensor::try_to_vec_async`](crate::Tensor::try_to_vec_async) awaits. The default
+    /// reads at once with `read_bytes`.
+    fn read_bytes_async(&self) -> ReadBytes<'_> {
+        Box::pin(std::future::ready(self.read_bytes()))
+    }
+
+    /// Whether [`read_bytes`](BackendStorage::read_bytes) answers where it is called (true by
+    /// default: it may wait for the device). False for a device that answers only
+    /// asynchronously, where `read_bytes` is an error: ops that check their arguments' values
+    /// then check them on the device, and the next async read reports a failure.
+    fn reads_synchronously(&self) -> bool {
+        true
+    }
 }
+
+/// The future of [`BackendStorage::read_bytes_async`]: the storage's bytes, or why not. Not
+/// `Send`: a browser's GPU handles stay on the page's thread.
+pub type ReadBytes<'a> = Pin<Box<dyn Future<Output = Result<Vec<u8>, DispatchError>> + 'a>>;
 
 enum Data {
     Host(Bytes),

@@ -11,6 +11,13 @@ const QUIET_NAN_BITS: u32 = 0x7fc00000u;
 // Magnitudes below this are subnormal (or zero).
 const SMALLEST_NORMAL_BITS: u32 = 0x00800000u;
 
+// The float of `bits`, at run time: WGSL forbids infinities and NaN as the value of a constant
+// expression (Chromium's compiler rejects `bitcast<f32>(INFINITY_BITS)`), and a call to a
+// function is never one.
+fn f32_of_bits(bits: u32) -> f32 {
+    return bitcast<f32>(bits);
+}
+
 // max(x, 0) as the CPU computes it: 0 for a negative number (−inf included), x itself for NaN,
 // ±0 and positive numbers. Decided on the bits: on Mesa's GL `select(v, 0.0, v < 0.0)` gives 0
 // for a NaN `v`, and WGSL's `max` leaves NaN to the driver.
@@ -32,10 +39,10 @@ fn log_f32(x: f32) -> f32 {
         return x; // NaN, +inf
     }
     if magnitude == 0u {
-        return bitcast<f32>(INFINITY_BITS | SIGN_BIT);
+        return f32_of_bits(INFINITY_BITS | SIGN_BIT);
     }
     if (bits & SIGN_BIT) != 0u {
-        return bitcast<f32>(QUIET_NAN_BITS);
+        return f32_of_bits(QUIET_NAN_BITS);
     }
     if magnitude < SMALLEST_NORMAL_BITS {
         // 149·ln 2, rounded once (an abstract constant).
@@ -53,7 +60,7 @@ fn sqrt_f32(x: f32) -> f32 {
         return x; // NaN, +inf, ±0
     }
     if (bits & SIGN_BIT) != 0u {
-        return bitcast<f32>(QUIET_NAN_BITS);
+        return f32_of_bits(QUIET_NAN_BITS);
     }
     if magnitude < SMALLEST_NORMAL_BITS {
         return ldexp(sqrt(f32(2u * magnitude)), -75);

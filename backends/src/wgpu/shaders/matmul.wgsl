@@ -67,3 +67,35 @@ fn matmul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lo
         out[row * n + col] = acc;
     }
 }
+
+// Must equal `DIRECT_WORKGROUP` in `shaders.rs`.
+const DIRECT_WORKGROUP: u32 = 64u;
+
+// The same product without workgroup memory or barriers: one invocation per output element,
+// reading its row of `x` and its column of `y` directly. For small products, where the tiles'
+// barriers cost more than the loads they save (on a CPU adapter, such as a browser's software
+// WebGPU, they cost most of the time), `matmul_wgpu` picks it. The grid is flat (`grid`), folded
+// into rows of workgroups.
+@compute @workgroup_size(DIRECT_WORKGROUP)
+fn matmul_direct(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+                 @builtin(local_invocation_index) local: u32) {
+    let i = (wg.y * groups.x + wg.x) * DIRECT_WORKGROUP + local;
+    let m = params.m;
+    let n = params.n;
+    if i >= m * n {
+        return;
+    }
+    let row = i / n;
+    let col = i % n;
+    let xs = params.x_strides[0].xy;
+    let ys = params.y_strides[0].xy;
+    var at_x = params.x_offset + row * xs.x;
+    var at_y = params.y_offset + col * ys.y;
+    var acc = 0.0;
+    for (var j = 0u; j < params.k; j++) {
+        acc += x[at_x] * y[at_y];
+        at_x += xs.y;
+        at_y += ys.x;
+    }
+    out[i] = acc;
+}

@@ -125,3 +125,65 @@ fn argmax_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) gr
         out[2u * row + 1u] = 0u;
     }
 }
+
+// Short rows (`SHORT_ROW` elements or fewer, `reduce_rows` decides): one invocation per row,
+// folding it in order, with no workgroup memory or barriers. A workgroup of 256 for a row of a
+// few elements would leave most invocations idle and wait at eight barriers (on a CPU adapter,
+// such as a browser's software WebGPU, those barriers are most of the time).
+
+// Must equal `DIRECT_WORKGROUP` in `shaders.rs`.
+const SHORT_WORKGROUP: u32 = 64u;
+
+fn short_row(wg: vec3<u32>, groups: vec3<u32>, local: u32) -> u32 {
+    return (wg.y * groups.x + wg.x) * SHORT_WORKGROUP + local;
+}
+
+@compute @workgroup_size(SHORT_WORKGROUP)
+fn sum_short_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+                  @builtin(local_invocation_index) local: u32) {
+    let row = short_row(wg, groups, local);
+    if row >= params.m {
+        return;
+    }
+    let base = row * params.n;
+    var acc = 0.0;
+    for (var j = 0u; j < params.n; j++) {
+        acc += bitcast<f32>(x[base + j]);
+    }
+    out[row] = bitcast<u32>(acc * params.scalar);
+}
+
+// The maximum of a short row: its bits and index, in `beats`' order.
+fn max_of_short_row(row: u32) -> vec2<u32> {
+    let base = row * params.n;
+    var bits = x[base];
+    var at = 0u;
+    for (var j = 1u; j < params.n; j++) {
+        let v = x[base + j];
+        if beats(v, j, bits, at) {
+            bits = v;
+            at = j;
+        }
+    }
+    return vec2<u32>(bits, at);
+}
+
+@compute @workgroup_size(SHORT_WORKGROUP)
+fn max_short_rows(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+                  @builtin(local_invocation_index) local: u32) {
+    let row = short_row(wg, groups, local);
+    if row < params.m {
+        out[row] = max_of_short_row(row).x;
+    }
+}
+
+@compute @workgroup_size(SHORT_WORKGROUP)
+fn argmax_short_rows(@builtin(workgroup_id) wg: vec3<u32>,
+                     @builtin(num_workgroups) groups: vec3<u32>,
+                     @builtin(local_invocation_index) local: u32) {
+    let row = short_row(wg, groups, local);
+    if row < params.m {
+        out[2u * row] = max_of_short_row(row).y;
+        out[2u * row + 1u] = 0u;
+    }
+}
