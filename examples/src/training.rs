@@ -133,6 +133,8 @@ impl Training {
 
     /// Trains one more epoch (every point once, in a new order) and returns its mean loss; the
     /// training accuracy after it is [`Training::accuracy`]. An error after the last epoch.
+    /// After any other error (an op failed) the model may have taken some of the epoch's steps:
+    /// start a new training rather than go on.
     pub fn next_epoch(&mut self) -> Result<f64> {
         let trained = self.train_epoch()?;
         let losses = trained.losses.try_to_vec::<f32>()?;

@@ -172,7 +172,8 @@ impl Tensor {
 
     /// The elements, row-major, copied to host memory from any device; errors when `T` is not
     /// the tensor's dtype (convert with `to_dtype` first), when the backend cannot read them
-    /// back, or when memory runs out.
+    /// back (on the web a GPU cannot be waited for: [`Tensor::try_to_vec_async`] reads it), or
+    /// when memory runs out.
     pub fn try_to_vec<T: Element>(&self) -> Result<Vec<T>, DispatchError> {
         const OP: &str = "Tensor::to_vec";
         let mut out = self.vec_for::<T>(OP)?;

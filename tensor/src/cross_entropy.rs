@@ -155,8 +155,8 @@ pub fn try_cross_entropy_with(
         None => None,
     };
     let mut one_hot = try_eq(&class_ids, &targets_f)?;
-    if !crate::deferred_check::readable_now(targets) {
-        crate::deferred_check::defer_target_range(
+    if !crate::deferred::readable_now(targets) {
+        crate::deferred::defer_target_range(
             OP,
             logits,
             targets,
@@ -288,7 +288,7 @@ fn check(logits: &Tensor, targets: &Tensor, options: &CrossEntropyOptions) -> Re
         // No values to check (a meta or fake run): the range check needs data, as in PyTorch.
         return Ok(classes);
     }
-    if !crate::deferred_check::readable_now(targets) {
+    if !crate::deferred::readable_now(targets) {
         // Checked on the device by the caller, reported at the next async read.
         return Ok(classes);
     }

@@ -38,7 +38,7 @@ mod arg;
 pub mod autocast;
 pub mod autograd;
 mod cross_entropy;
-mod deferred_check;
+pub mod deferred;
 mod device;
 mod div_rounded;
 mod element;

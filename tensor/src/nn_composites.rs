@@ -100,8 +100,8 @@ pub fn cross_entropy(logits: &Tensor, targets: &Tensor) -> Tensor {
     )?;
     let wanted = try_unsqueeze(&try_to_dtype(targets, compare)?, 1)?;
     let matches = try_eq(&class_ids, &wanted)?;
-    if !crate::deferred_check::readable_now(targets) {
-        crate::deferred_check::defer_target_range(OP, logits, targets, classes, &matches, None)?;
+    if !crate::deferred::readable_now(targets) {
+        crate::deferred::defer_target_range(OP, logits, targets, classes, &matches, None)?;
     }
     let one_hot = try_to_dtype(&matches, logits.dtype())?;
     let log_p = log_softmax_as(OP, logits, 1)?;
@@ -205,7 +205,7 @@ fn check_cross_entropy(logits: &Tensor, targets: &Tensor) -> Result<(usize, usiz
         // No values to check (a meta or fake run): the range check needs data, as in PyTorch.
         return Ok((n, classes));
     }
-    if !crate::deferred_check::readable_now(targets) {
+    if !crate::deferred::readable_now(targets) {
         // Checked on the device by the caller, reported at the next async read.
         return Ok((n, classes));
     }

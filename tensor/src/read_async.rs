@@ -25,7 +25,7 @@ impl Tensor {
     /// assert_eq!(values, [1.0, 2.0]);
     /// ```
     pub async fn try_to_vec_async<T: Element>(&self) -> Result<Vec<T>, DispatchError> {
-        crate::deferred_check::settle().await?;
+        crate::deferred::settle().await?;
         self.fetch_async().await
     }
 

@@ -64,6 +64,15 @@
 //! values; [`synchronize`] waits explicitly, [`recorded_dispatches`] tells what is not yet
 //! submitted. Errors the device reports asynchronously come back from the next wait.
 //!
+//! # In a browser (WebGPU)
+//!
+//! Compiled for `wasm32`, the backend runs on the browser's WebGPU. A page cannot block, so:
+//! await [`init`] before the first GPU op (nothing else makes the context there); read values
+//! with [`Tensor::try_to_vec_async`](switchyard::Tensor::try_to_vec_async) or
+//! [`try_item_async`](switchyard::Tensor::try_item_async) (`to_vec`, `item`, `to(Device::Cpu)`
+//! and [`synchronize`] are errors that say so); a kernel's compile error is reported at the next
+//! read instead of at its launch. The async reads work natively too, ready at once.
+//!
 //! # Writing a GPU kernel
 //!
 //! Any crate can give its own op, or a standard one, a GPU kernel through the API the standard
@@ -199,7 +208,8 @@ pub async fn init() -> Result<&'static wgpu::AdapterInfo, DispatchError> {
 
 /// Submits all recorded GPU work and waits for it to finish; returns errors the device reported
 /// since the last wait. Reading a tensor's values does this by itself; benchmarks and tests that
-/// time GPU work call it.
+/// time GPU work call it. On the web, where a page cannot wait, it submits and returns an error
+/// that says so.
 pub fn synchronize() -> Result<(), DispatchError> {
     context::context("wgpu::synchronize")?.synchronize("wgpu::synchronize")
 }

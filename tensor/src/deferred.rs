@@ -1,10 +1,30 @@
-//! Checks of values a caller cannot read when it makes its call. A web page cannot wait for its
-//! GPU, so an op that checks its arguments' values (`cross_entropy`'s target range) cannot read
-//! GPU targets there; it computes the check on the device instead and leaves it here, and the
-//! next [`Tensor::try_to_vec_async`] (or `try_item_async`) reads every pending check first and
-//! returns the error of the first that failed: the error arrives late, but it arrives, as a
-//! CUDA device-side assert does in PyTorch. Where values can be read at the call (the CPU, or a
-//! native GPU, whose read waits), ops check them there and nothing is deferred.
+//! Checks of values an op cannot read when it is called. A web page cannot wait for its GPU, so
+//! an op that checks its arguments' values (`cross_entropy`'s target range) cannot read GPU
+//! targets there; it computes the check on the device instead and leaves it here with
+//! [`check`], and the next [`Tensor::try_to_vec_async`] (or `try_item_async`) reads every pending
+//! check first and returns the error of the first that failed: the error arrives late, but it
+//! arrives, as a CUDA device-side assert does in PyTorch. Where values can be read at the call
+//! ([`readable_now`]: the CPU, or a native GPU, whose read waits), ops check them there and
+//! nothing is deferred. A downstream op does the same:
+//!
+//! ```
+//! use switchyard::ops::lt;
+//! use switchyard::{DispatchError, Tensor, deferred};
+//!
+//! /// Refuses negative weights, wherever they live.
+//! fn check_weights(w: &Tensor) -> Result<(), DispatchError> {
+//!     let negative = lt(w, &Tensor::scalar(0.0).try_to(w.device())?);
+//!     if deferred::readable_now(w) {
+//!         if negative.try_to_vec::<bool>()?.contains(&true) {
+//!             return Err(DispatchError::kernel("my_loss", "a weight is negative"));
+//!         }
+//!         return Ok(());
+//!     }
+//!     deferred::check("my_loss", "a weight is negative".into(), &negative)
+//! }
+//!
+//! assert!(check_weights(&Tensor::vector(&[1.0, -2.0])).is_err());
+//! ```
 
 use std::sync::{Mutex, PoisonError};
 
@@ -29,19 +49,15 @@ static PENDING: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
 /// Whether `x`'s values can be read where this is called: on the CPU, and on a device whose
 /// [`read_bytes`](crate::BackendStorage::read_bytes) waits for them; not on one that answers
 /// only asynchronously (see [`crate::BackendStorage::reads_synchronously`]).
-pub(crate) fn readable_now(x: &Tensor) -> bool {
+pub fn readable_now(x: &Tensor) -> bool {
     x.storage()
         .backend()
         .is_none_or(|backend| backend.reads_synchronously())
 }
-
 /// Leaves a check for the next async read: `op` fails with `message` unless every element of
-/// `failed` (a `bool` tensor on the device) is false.
-pub(crate) fn defer(
-    op: &'static str,
-    message: String,
-    failed: &Tensor,
-) -> Result<(), DispatchError> {
+/// `failed` (a `bool` tensor, on any device) is false. Errors only when the ops that count the
+/// failures on the device fail.
+pub fn check(op: &'static str, message: String, failed: &Tensor) -> Result<(), DispatchError> {
     let failures = try_sum(&try_to_dtype(failed, switchyard::DType::F32)?)?;
     let mut pending = PENDING.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(same) = pending
@@ -92,7 +108,12 @@ pub(crate) fn defer_target_range(
             ""
         }
     );
-    defer(op, message, &unmatched)
+    check(op, message, &unmatched)
+}
+
+/// How many checks wait for the next async read (checks of one op with one message count once).
+pub fn pending() -> usize {
+    PENDING.lock().unwrap_or_else(PoisonError::into_inner).len()
 }
 
 /// Reads the pending checks (asynchronously) and returns the first failed one's error. The
@@ -107,75 +128,4 @@ pub(crate) async fn settle() -> Result<(), DispatchError> {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn flags(values: &[bool]) -> Tensor {
-        Tensor::from_slice(values, &[values.len()]).unwrap()
-    }
-
-    /// `PENDING` is the process's: these tests take turns (a read settles every pending check).
-    static TURNS: Mutex<()> = Mutex::new(());
-
-    fn turn() -> std::sync::MutexGuard<'static, ()> {
-        TURNS.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    #[test]
-    fn a_failed_check_is_the_next_async_reads_error_once() {
-        let _turn = turn();
-        const OP: &str = "test::deferred_fails";
-        defer(
-            OP,
-            "target 9 is out of range".into(),
-            &flags(&[false, true]),
-        )
-        .unwrap();
-        let x = Tensor::vector(&[1.0]);
-        let error = pollster::block_on(x.try_to_vec_async::<f32>()).unwrap_err();
-        assert!(
-            error.to_string().contains("target 9 is out of range"),
-            "{error}"
-        );
-        assert!(error.to_string().contains(OP), "{error}");
-        // Reported once: the next read succeeds.
-        assert_eq!(
-            pollster::block_on(x.try_to_vec_async::<f32>()).unwrap(),
-            [1.0]
-        );
-    }
-
-    #[test]
-    fn passing_checks_are_summed_into_one_entry_and_leave_reads_alone() {
-        let _turn = turn();
-        const OP: &str = "test::deferred_passes";
-        for _ in 0..100 {
-            defer(OP, "never fails".into(), &flags(&[false, false, false])).unwrap();
-        }
-        let entries = PENDING
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|p| p.op == OP)
-            .count();
-        assert_eq!(entries, 1, "one entry for one op and message");
-        let x = Tensor::vector(&[2.0]);
-        let item = pollster::block_on(x.try_item_async()).unwrap();
-        assert_eq!(item.as_f64(), 2.0);
-        assert!(PENDING.lock().unwrap().iter().all(|p| p.op != OP));
-    }
-
-    #[test]
-    fn a_failure_among_many_passes_is_still_reported() {
-        let _turn = turn();
-        const OP: &str = "test::deferred_one_bad";
-        for step in 0..50 {
-            defer(OP, "one bad step".into(), &flags(&[step == 31, false])).unwrap();
-        }
-        let error = pollster::block_on(Tensor::vector(&[0.0]).try_to_vec_async::<f32>());
-        assert!(error.is_err_and(|e| e.to_string().contains("one bad step")));
-    }
 }
