@@ -57,6 +57,15 @@ fn passing_checks_are_summed_into_one_entry_and_leave_reads_alone() {
     assert_eq!(deferred::pending(), 0, "the read settled it");
 }
 
+/// The async reads are `Send`: a multi-threaded executor can run them.
+#[test]
+fn async_reads_are_send() {
+    fn send<T: Send>(_: T) {}
+    let x = Tensor::vector(&[1.0]);
+    send(x.try_to_vec_async::<f32>());
+    send(x.try_item_async());
+}
+
 #[test]
 fn a_failure_among_many_passes_is_still_reported() {
     let _turn = turn();

@@ -76,9 +76,9 @@ pub trait BackendStorage: Any + Send + Sync + UnwindSafe + RefUnwindSafe + fmt::
     }
 }
 
-/// The future of [`BackendStorage::read_bytes_async`]: the storage's bytes, or why not. Not
-/// `Send`: a browser's GPU handles stay on the page's thread.
-pub type ReadBytes<'a> = Pin<Box<dyn Future<Output = Result<Vec<u8>, DispatchError>> + 'a>>;
+/// The future of [`BackendStorage::read_bytes_async`]: the storage's bytes, or why not. `Send`,
+/// as the storage is, so that a multi-threaded executor can run reads.
+pub type ReadBytes<'a> = Pin<Box<dyn Future<Output = Result<Vec<u8>, DispatchError>> + Send + 'a>>;
 
 enum Data {
     Host(Bytes),
