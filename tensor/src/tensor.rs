@@ -9,6 +9,7 @@ use crate::device::Device;
 use crate::element::Element;
 use crate::shape::{Dims, contiguous_strides, is_contiguous, max_offset};
 use crate::storage::host::HostVec;
+use crate::storage::header::Header;
 use crate::storage::{BackendStorage, Holder, Storage, host_buffer};
 
 /// A tensor's header: what it views of which storage. One allocation holds it with its shape and
@@ -51,7 +52,7 @@ pub struct TensorInner {
 /// kernels return in registers.
 #[derive(Clone)]
 pub struct Tensor {
-    pub(crate) inner: Arc<TensorInner>,
+    pub(crate) inner: Header,
 }
 
 /// The element count of `shape` if `len` values fill it exactly, else an error naming `op`.
@@ -110,7 +111,7 @@ impl Tensor {
         contiguous: bool,
     ) -> Tensor {
         Tensor {
-            inner: crate::storage::new_header(
+            inner: crate::storage::header::new_header(
                 keys, dtype, device, numel, offset, sizes, strides, contiguous, holder,
             ),
         }
@@ -458,7 +459,7 @@ impl Tensor {
 
     /// Whether two handles are the same tensor (one header: a clone).
     pub fn same(&self, other: &Tensor) -> bool {
-        Arc::ptr_eq(&self.inner, &other.inner)
+        self.inner.same(&other.inner)
     }
 
     /// The storage of a non-CPU tensor, if it is of type `S`; backends use this in their kernels.
