@@ -220,3 +220,185 @@ pub(crate) fn new_header(
         Header::from_arc(Arc::from_raw(header))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use switchyard::boxing::SharedTensor;
+    use switchyard::{FromValue, ToValue};
+
+    use super::{CACHED, cached};
+    use crate::Tensor;
+
+    /// Runs `f` on a new thread, whose cache starts empty (tests share threads otherwise).
+    fn on_a_new_thread(f: impl FnOnce() + Send) {
+        std::thread::scope(|s| {
+            s.spawn(f);
+        });
+    }
+
+    fn address(t: &Tensor) -> *const super::TensorInner {
+        Arc::as_ptr(&t.inner)
+    }
+
+    #[test]
+    fn the_last_handle_caches_its_header_and_the_next_tensor_takes_it() {
+        on_a_new_thread(|| {
+            let t = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+            let first = address(&t);
+            let clone = t.clone();
+            drop(t);
+            assert_eq!(cached(), 0, "a header with a handle left is not cached");
+            assert_eq!(clone.to_vec::<f32>(), vec![1.0, 2.0]);
+            drop(clone);
+            assert_eq!(cached(), 1);
+            let u = Tensor::from_fn(&[3], |i| i as i64);
+            assert_eq!(address(&u), first, "the emptied header is reused");
+            assert_eq!(cached(), 0);
+            // The reused header is a whole new tensor: its own layout, storage and version.
+            assert_eq!((u.shape(), u.version()), (&[3][..], 0));
+            assert!(!u.requires_grad());
+            assert_eq!(u.to_vec::<i64>(), vec![0, 1, 2]);
+        });
+    }
+
+    #[test]
+    fn a_view_keeps_its_base_header_until_it_drops() {
+        on_a_new_thread(|| {
+            let base = Tensor::from_fn(&[4], |i| i as f32);
+            let view = base.as_strided(&[2], &[2], 1).unwrap();
+            drop(base);
+            assert_eq!(cached(), 0, "the view's storage handle holds the base header");
+            // A tensor made now does not take the base's header.
+            let other = Tensor::scalar(7.0);
+            assert_eq!(view.to_vec::<f32>(), vec![1.0, 3.0]);
+            drop(view);
+            assert_eq!(cached(), 2, "the view's header, then its base's");
+            assert_eq!(other.to_vec::<f32>(), vec![7.0]);
+        });
+    }
+
+    #[test]
+    fn the_cache_is_bounded() {
+        on_a_new_thread(|| {
+            let many: Vec<Tensor> = (0..CACHED + 10).map(|i| Tensor::scalar(i as f32)).collect();
+            drop(many);
+            assert_eq!(cached(), CACHED);
+        });
+    }
+
+    #[test]
+    fn a_weak_handle_keeps_the_header_out_of_the_cache() {
+        on_a_new_thread(|| {
+            let t = Tensor::scalar(1.0);
+            // `SharedTensor` lends the header's `Arc` to anyone, who may downgrade it.
+            let weak = Arc::downgrade(t.shared());
+            drop(t);
+            assert_eq!(cached(), 0);
+            assert!(weak.upgrade().is_none(), "the value was dropped");
+            drop(weak);
+        });
+    }
+
+    #[test]
+    fn a_boxed_tensor_keeps_its_header_alive() {
+        on_a_new_thread(|| {
+            let t = Tensor::vector(&[1.0, 2.0]);
+            let boxed = t.to_value();
+            drop(t);
+            assert_eq!(cached(), 0);
+            let back = Tensor::from_value(boxed).unwrap();
+            assert_eq!(back.to_vec::<f32>(), vec![1.0, 2.0]);
+            let arc = back.into_shared();
+            assert_eq!(Arc::strong_count(&arc), 1);
+            drop(Tensor::from_shared(arc));
+            assert_eq!(cached(), 1);
+        });
+    }
+
+    #[test]
+    fn many_threads_clone_and_drop_one_tensor() {
+        let (threads, rounds) = if cfg!(miri) { (3, 20) } else { (8, 2000) };
+        let t = Tensor::from_fn(&[5], |i| i as i32);
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    for _ in 0..rounds {
+                        let clone = t.clone();
+                        let view = clone.as_strided(&[2], &[1], 3).unwrap();
+                        drop(clone);
+                        assert_eq!(view.to_vec::<i32>(), vec![3, 4]);
+                    }
+                });
+            }
+        });
+        assert_eq!(Arc::strong_count(&t.inner), 1);
+        assert_eq!(t.to_vec::<i32>(), vec![0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn tensors_made_on_one_thread_drop_into_another_threads_cache() {
+        let (batches, per_batch) = if cfg!(miri) { (2, 4) } else { (20, 100) };
+        let (send, receive) = std::sync::mpsc::channel::<Vec<Tensor>>();
+        std::thread::scope(|s| {
+            s.spawn(move || {
+                let mut seen = 0;
+                for batch in receive {
+                    for t in &batch {
+                        assert_eq!(t.to_vec::<f64>(), vec![seen as f64]);
+                        seen += 1;
+                    }
+                    drop(batch);
+                    assert_eq!(cached(), seen.min(CACHED));
+                }
+            });
+            for b in 0..batches {
+                let batch = (0..per_batch)
+                    .map(|i| Tensor::from_scalar((b * per_batch + i) as f64).unwrap())
+                    .collect();
+                send.send(batch).unwrap();
+            }
+            drop(send);
+        });
+    }
+
+    #[test]
+    fn headers_dropped_while_a_thread_ends_are_freed() {
+        thread_local! {
+            // Dropped with the thread's other thread-locals, before or after the cache.
+            static HELD: std::cell::RefCell<Vec<Tensor>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        for _ in 0..2 {
+            std::thread::spawn(|| {
+                drop(Tensor::scalar(1.0)); // the cache exists
+                HELD.with(|held| {
+                    held.borrow_mut().extend((0..3).map(|i| Tensor::scalar(i as f32)));
+                });
+                let shared = Tensor::scalar(2.0);
+                HELD.with(|held| held.borrow_mut().push(shared.clone()));
+                drop(shared);
+            })
+            .join()
+            .unwrap();
+        }
+    }
+
+    #[test]
+    fn huge_and_empty_shapes_keep_their_layout_in_a_reused_header() {
+        on_a_new_thread(|| {
+            drop(Tensor::scalar(0.0));
+            let empty = Tensor::from_vec::<f32>(vec![], &[0, usize::MAX]).unwrap();
+            assert_eq!((empty.shape(), empty.strides()), (&[0, usize::MAX][..], &[usize::MAX, 1][..]));
+            assert!(empty.is_contiguous());
+            drop(empty);
+            let deep = Tensor::from_fn(&[1, 2, 1, 2, 1, 2, 1], |i| i as u8);
+            assert_eq!(deep.strides(), &[8, 4, 4, 2, 2, 1, 1]);
+            assert_eq!(deep.to_vec::<u8>(), (0..8).collect::<Vec<_>>());
+            let err = Tensor::from_vec(vec![0u8; 2], &[usize::MAX, 2]).unwrap_err();
+            assert!(err.to_string().contains("exceeds usize::MAX"), "{err}");
+            let err = Tensor::try_from_fn(&[usize::MAX / 2, 3], |_| 0u8).unwrap_err();
+            assert!(err.to_string().contains("usize::MAX"), "{err}");
+        });
+    }
+}

@@ -197,10 +197,17 @@ impl Bytes {
 impl Bytes {
     /// Gives a block back to the caching allocator (which frees an adopted `Vec`'s buffer) and
     /// leaves empty inline bytes in its place; inline bytes need nothing.
+    #[inline]
     pub(crate) fn release(&mut self) {
-        if let Bytes::Block(_) = self
-            && let Bytes::Block(block) = std::mem::replace(self, Bytes::Inline(InlineBytes::new()))
-        {
+        if let Bytes::Block(_) = self {
+            self.release_block();
+        }
+    }
+
+    /// `release` of a block, out of line: inline bytes (a small tensor's) need nothing.
+    #[inline(never)]
+    fn release_block(&mut self) {
+        if let Bytes::Block(block) = std::mem::replace(self, Bytes::Inline(InlineBytes::new())) {
             super::allocator::cpu_release(block);
         }
     }
