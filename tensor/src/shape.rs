@@ -429,7 +429,10 @@ mod tests {
             }
         }
         assert_eq!(&*Dims::contiguous(&[2, 3, 4]).1, &[12, 4, 1]);
-        assert_eq!(&*Dims::contiguous(&[2, 0, 4, 5, 6]).1, &[120, 120, 30, 6, 1]);
+        assert_eq!(
+            &*Dims::contiguous(&[2, 0, 4, 5, 6]).1,
+            &[120, 120, 30, 6, 1]
+        );
     }
 
     #[test]

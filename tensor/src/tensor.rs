@@ -8,8 +8,8 @@ use switchyard::{DType, DispatchError, DispatchKeySet};
 use crate::device::Device;
 use crate::element::Element;
 use crate::shape::{Dims, is_contiguous, max_offset};
-use crate::storage::host::HostVec;
 use crate::storage::header::Header;
+use crate::storage::host::HostVec;
 use crate::storage::{BackendStorage, Holder, Storage, host_buffer};
 
 /// A tensor's header: what it views of which storage. One allocation holds it with its shape and

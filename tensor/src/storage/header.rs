@@ -159,6 +159,15 @@ fn take() -> Block {
         .unwrap_or_else(|| Arc::new(MaybeUninit::uninit()))
 }
 
+/// Frees every emptied header allocation this thread's cache holds ([`empty_cache`]).
+///
+/// [`empty_cache`]: crate::empty_cache
+pub(crate) fn free_cached() {
+    let free = FREE.try_with(|free| free.try_borrow_mut().map(|mut f| std::mem::take(&mut *f)));
+    // Freed outside the cache's borrow.
+    drop(free);
+}
+
 /// How many emptied header allocations this thread's cache holds (for tests).
 #[cfg(test)]
 pub(crate) fn cached() -> usize {
@@ -269,7 +278,11 @@ mod tests {
             let base = Tensor::from_fn(&[4], |i| i as f32);
             let view = base.as_strided(&[2], &[2], 1).unwrap();
             drop(base);
-            assert_eq!(cached(), 0, "the view's storage handle holds the base header");
+            assert_eq!(
+                cached(),
+                0,
+                "the view's storage handle holds the base header"
+            );
             // A tensor made now does not take the base's header.
             let other = Tensor::scalar(7.0);
             assert_eq!(view.to_vec::<f32>(), vec![1.0, 3.0]);
@@ -285,6 +298,10 @@ mod tests {
             let many: Vec<Tensor> = (0..CACHED + 10).map(|i| Tensor::scalar(i as f32)).collect();
             drop(many);
             assert_eq!(cached(), CACHED);
+            crate::empty_cache(crate::Device::Cpu);
+            assert_eq!(cached(), 0, "`empty_cache` frees this thread's headers too");
+            drop(Tensor::scalar(1.0));
+            assert_eq!(cached(), 1);
         });
     }
 
@@ -373,7 +390,8 @@ mod tests {
             std::thread::spawn(|| {
                 drop(Tensor::scalar(1.0)); // the cache exists
                 HELD.with(|held| {
-                    held.borrow_mut().extend((0..3).map(|i| Tensor::scalar(i as f32)));
+                    held.borrow_mut()
+                        .extend((0..3).map(|i| Tensor::scalar(i as f32)));
                 });
                 let shared = Tensor::scalar(2.0);
                 HELD.with(|held| held.borrow_mut().push(shared.clone()));
@@ -389,7 +407,10 @@ mod tests {
         on_a_new_thread(|| {
             drop(Tensor::scalar(0.0));
             let empty = Tensor::from_vec::<f32>(vec![], &[0, usize::MAX]).unwrap();
-            assert_eq!((empty.shape(), empty.strides()), (&[0, usize::MAX][..], &[usize::MAX, 1][..]));
+            assert_eq!(
+                (empty.shape(), empty.strides()),
+                (&[0, usize::MAX][..], &[usize::MAX, 1][..])
+            );
             assert!(empty.is_contiguous());
             drop(empty);
             let deep = Tensor::from_fn(&[1, 2, 1, 2, 1, 2, 1], |i| i as u8);

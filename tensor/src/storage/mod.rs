@@ -8,7 +8,9 @@
 //! **Where a storage lives.** In the header of the tensor that created it: one allocation holds
 //! a new tensor's header, shape and storage (its data comes from the allocator). A view's header
 //! holds a [`Storage`] handle, a reference count on that first header, so the storage lives as
-//! long as any tensor that views it.
+//! long as any tensor that views it. A header's last handle, dropped, leaves the emptied
+//! allocation to the next header made on its thread (`header`): a small tensor made and dropped
+//! in a loop costs no `malloc`.
 //!
 //! **Borrows.** Reading host memory while another handle writes it would be a data race. Every
 //! access to a CPU storage's elements holds a borrow: any number of readers, or one writer. A
@@ -79,6 +81,7 @@ pub(crate) struct StorageImpl {
 }
 
 impl Drop for StorageImpl {
+    #[inline] // a small storage's drop is one test; a call cost more
     fn drop(&mut self) {
         if let Data::Host(bytes) = &mut self.data {
             bytes.release();
