@@ -1,6 +1,6 @@
 //! The handle of a tensor's header: an `Arc` whose allocation is reused.
 //!
-//! Every tensor an op returns is a new header (about 300 bytes: the layout, and a small
+//! Every tensor an op returns is a new header (about 250 bytes: the layout, and a small
 //! storage's elements inline), and most die young. `malloc` and `free` of it cost about 130
 //! instructions of a 1-element op's 760 (benches/README.md, "Small tensors"). So the last handle
 //! of a header, dropped, keeps the emptied allocation in a small cache of its thread, and the
@@ -13,7 +13,7 @@
 //! contents in place, and keeps the allocation as such an `Arc`, which frees it as `Arc` would
 //! when it drops (no contents to drop: `MaybeUninit`).
 //!
-//! **Bounds.** At most [`CACHED`] allocations a thread (about 20 KB). A header freed on another
+//! **Bounds.** At most [`CACHED`] allocations a thread (about 16 KB). A header freed on another
 //! thread than its maker's goes to that thread's cache, or to the system when the cache is
 //! full. A thread's cache is freed when the thread ends; a header dropped after that (by another
 //! thread-local's destructor) goes to the system, as does one dropped while the cache is in use
@@ -400,6 +400,12 @@ mod tests {
             .join()
             .unwrap();
         }
+        // A thread that never made or dropped a tensor (its cache untouched) holds one made
+        // elsewhere until it ends: the cache is first reached while the thread tears down.
+        let made_here = Tensor::scalar(3.0);
+        std::thread::spawn(move || HELD.with(|held| held.borrow_mut().push(made_here)))
+            .join()
+            .unwrap();
     }
 
     #[test]
