@@ -16,9 +16,9 @@
 //! **Bounds.** At most [`CACHED`] allocations a thread (about 16 KB). A header freed on another
 //! thread than its maker's goes to that thread's cache, or to the system when the cache is
 //! full. A thread's cache is freed when the thread ends; a header dropped after that (by another
-//! thread-local's destructor) goes to the system, as does one dropped while the cache is in use
-//! (a header dropped by the contents of one being dropped never is: the contents are dropped
-//! before the cache is touched).
+//! thread-local's destructor) goes to the system. A header's contents may hold other headers
+//! (a view's storage handle, autograd's record): they are dropped before the cache is borrowed,
+//! so those headers are cached too, and the cache is never borrowed twice.
 
 use std::cell::RefCell;
 use std::mem::{ManuallyDrop, MaybeUninit};
