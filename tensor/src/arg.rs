@@ -7,6 +7,7 @@ use switchyard::boxing::{SharedTensor, TensorValue};
 use switchyard::{DispatchArg, DispatchKeySet};
 
 use crate::device::Device;
+use crate::storage::header::Header;
 use crate::tensor::{Tensor, TensorInner};
 
 #[diagnostic::do_not_recommend]
@@ -50,12 +51,14 @@ impl SharedTensor for Tensor {
 
     #[inline]
     fn into_shared(self) -> Arc<TensorInner> {
-        self.inner
+        self.inner.into_arc()
     }
 
     #[inline]
     fn from_shared(shared: Arc<TensorInner>) -> Tensor {
-        Tensor { inner: shared }
+        Tensor {
+            inner: Header::from_arc(shared),
+        }
     }
 }
 

@@ -22,13 +22,54 @@ impl Dims {
         if dims.len() <= INLINE {
             // Entry by entry rather than `copy_from_slice`: for a list this short a `memcpy`
             // call costs more than the copy.
+            let mut inline = [0usize; INLINE];
+            for (entry, &d) in inline.iter_mut().zip(dims) {
+                *entry = d;
+            }
             Dims::Inline {
                 len: dims.len() as u8,
-                dims: std::array::from_fn(|i| dims.get(i).copied().unwrap_or(0)),
+                dims: inline,
             }
         } else {
             Dims::Heap(dims.into())
         }
+    }
+
+    /// `shape` and its row-major strides ([`contiguous_strides`]): how a new tensor's header
+    /// gets its layout (inlined there, so that both land in the header without a copy). Each
+    /// inline rank is spelled out: a loop would be a `memcpy` call for the sizes (LLVM
+    /// recognises the copy), which costs more than the stores.
+    #[inline(always)]
+    pub(crate) fn contiguous(shape: &[usize]) -> (Dims, Dims) {
+        // A stride steps over the extents inside it, an extent of 0 counted as 1 (as in
+        // `write_contiguous_strides`); saturating: never reached for a checked element count.
+        let step = |inner: usize, extent: usize| inner.saturating_mul(extent.max(1));
+        let (sizes, strides) = match *shape {
+            [] => ([0; INLINE], [0; INLINE]),
+            [a] => ([a, 0, 0, 0, 0], [1, 0, 0, 0, 0]),
+            [a, b] => ([a, b, 0, 0, 0], [b.max(1), 1, 0, 0, 0]),
+            [a, b, c] => {
+                let s1 = c.max(1);
+                ([a, b, c, 0, 0], [step(s1, b), s1, 1, 0, 0])
+            }
+            [a, b, c, d] => {
+                let s2 = d.max(1);
+                let s1 = step(s2, c);
+                ([a, b, c, d, 0], [step(s1, b), s1, s2, 1, 0])
+            }
+            [a, b, c, d, e] => {
+                let s3 = e.max(1);
+                let s2 = step(s3, d);
+                let s1 = step(s2, c);
+                ([a, b, c, d, e], [step(s1, b), s1, s2, s3, 1])
+            }
+            _ => return (Dims::new(shape), contiguous_strides(shape)),
+        };
+        let len = shape.len() as u8;
+        (
+            Dims::Inline { len, dims: sizes },
+            Dims::Inline { len, dims: strides },
+        )
     }
 }
 
@@ -367,6 +408,31 @@ mod tests {
         assert_eq!(max_offset(&[usize::MAX, 3], &[usize::MAX, 1]), None);
         let dims = Dims::new(&[1, 2, 3, 4, 5, 6]);
         assert_eq!(&*dims, &[1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn a_new_layout_is_its_shape_and_the_loops_strides_at_every_rank() {
+        let extents = [0, 1, 2, 3, usize::MAX];
+        // Every shape of rank 0..=6 over a few extents (zeros and a saturating one included),
+        // against `Dims::new` and the loop of `contiguous_strides`.
+        for rank in 0..=6u32 {
+            for code in 0..extents.len().pow(rank) {
+                let shape: Vec<usize> = (0..rank)
+                    .map(|d| extents[code / extents.len().pow(d) % extents.len()])
+                    .collect();
+                let (sizes, strides) = Dims::contiguous(&shape);
+                assert_eq!(sizes, Dims::new(&shape), "{shape:?}");
+                assert_eq!(strides, contiguous_strides(&shape), "{shape:?}");
+                let mut looped = vec![0; shape.len()];
+                write_contiguous_strides(&mut looped, &shape);
+                assert_eq!(&*strides, &looped[..], "{shape:?}");
+            }
+        }
+        assert_eq!(&*Dims::contiguous(&[2, 3, 4]).1, &[12, 4, 1]);
+        assert_eq!(
+            &*Dims::contiguous(&[2, 0, 4, 5, 6]).1,
+            &[120, 120, 30, 6, 1]
+        );
     }
 
     #[test]

@@ -7,7 +7,8 @@ use switchyard::{DType, DispatchError, DispatchKeySet};
 
 use crate::device::Device;
 use crate::element::Element;
-use crate::shape::{Dims, contiguous_strides, is_contiguous, max_offset};
+use crate::shape::{Dims, is_contiguous, max_offset};
+use crate::storage::header::Header;
 use crate::storage::host::HostVec;
 use crate::storage::{BackendStorage, Holder, Storage, host_buffer};
 
@@ -51,10 +52,11 @@ pub struct TensorInner {
 /// kernels return in registers.
 #[derive(Clone)]
 pub struct Tensor {
-    pub(crate) inner: Arc<TensorInner>,
+    pub(crate) inner: Header,
 }
 
 /// The element count of `shape` if `len` values fill it exactly, else an error naming `op`.
+#[inline(always)]
 fn filled_by(
     op: &'static str,
     len: usize,
@@ -62,10 +64,29 @@ fn filled_by(
     dtype: DType,
 ) -> Result<usize, DispatchError> {
     // `len` values exist, so `len` elements fit in memory: a shape whose product is `len`
-    // (computed without overflow) needs no further check.
-    if shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)) == Some(len) {
-        return Ok(len);
+    // (computed without overflow) needs no further check. The common ranks without a loop.
+    let fills = match *shape {
+        [] => len == 1,
+        [n] => n == len,
+        [a, b] => a.checked_mul(b) == Some(len),
+        _ => shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)) == Some(len),
+    };
+    if fills {
+        Ok(len)
+    } else {
+        not_filled_by(op, len, shape, dtype)
     }
+}
+
+/// `filled_by`'s error: the count overflows, or differs from `len`.
+#[cold]
+#[inline(never)]
+fn not_filled_by(
+    op: &'static str,
+    len: usize,
+    shape: &[usize],
+    dtype: DType,
+) -> Result<usize, DispatchError> {
     let numel = Tensor::checked_numel(op, shape, dtype)?;
     if len != numel {
         return Err(DispatchError::shape(
@@ -82,14 +103,15 @@ impl Tensor {
     #[inline(always)]
     fn contiguous_over(holder: Holder, shape: &[usize], numel: usize, device: Device) -> Tensor {
         let dtype = holder.dtype();
+        let (sizes, strides) = Dims::contiguous(shape);
         Tensor::with_layout(
             holder,
             device,
             device.keys() | dtype.key_bit(),
             numel,
             0,
-            Dims::new(shape),
-            contiguous_strides(shape),
+            sizes,
+            strides,
             dtype,
             true,
         )
@@ -110,7 +132,7 @@ impl Tensor {
         contiguous: bool,
     ) -> Tensor {
         Tensor {
-            inner: crate::storage::new_header(
+            inner: crate::storage::header::new_header(
                 keys, dtype, device, numel, offset, sizes, strides, contiguous, holder,
             ),
         }
@@ -458,7 +480,7 @@ impl Tensor {
 
     /// Whether two handles are the same tensor (one header: a clone).
     pub fn same(&self, other: &Tensor) -> bool {
-        Arc::ptr_eq(&self.inner, &other.inner)
+        self.inner.same(&other.inner)
     }
 
     /// The storage of a non-CPU tensor, if it is of type `S`; backends use this in their kernels.

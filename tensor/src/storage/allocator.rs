@@ -69,7 +69,8 @@ pub fn memory_stats(device: Device) -> Option<MemoryStats> {
     allocator_of(device).map(|a| a.memory_stats())
 }
 
-/// Frees every idle block `device`'s allocator caches; returns whether one is registered.
+/// Frees every idle block `device`'s allocator caches; returns whether one is registered. On the
+/// CPU it also frees the tensor headers the calling thread keeps for reuse.
 pub fn empty_cache(device: Device) -> bool {
     allocator_of(device).map(|a| a.empty_cache()).is_some()
 }
@@ -174,6 +175,7 @@ impl DeviceAllocator for CpuAllocator {
             state.stats.cached = 0;
             std::mem::replace(&mut state.idle, [const { Vec::new() }; BUCKETS])
         };
+        super::header::free_cached();
         // Freed outside the lock.
         drop(idle);
     }

@@ -1,7 +1,8 @@
 //! Host memory: raw, 64-byte-aligned (from 16 KiB, page-aligned) blocks and a typed, growing
 //! buffer over one.
 //!
-//! The only `unsafe` of the tensor crate lives here and in `storage/mod.rs`'s borrow guards. A
+//! The only `unsafe` of the tensor crate lives here, in `storage/mod.rs`'s borrow guards and in
+//! `storage/header.rs` (headers built in place, their allocations reused). A
 //! block is plain bytes; what makes reading them as `T` sound is tracked above: a [`HostVec`]
 //! knows how many leading elements it wrote, and a tensor's storage is created only from a full
 //! `HostVec` of its dtype (see `Storage::from_host`), so every element a tensor exposes was
@@ -197,10 +198,17 @@ impl Bytes {
 impl Bytes {
     /// Gives a block back to the caching allocator (which frees an adopted `Vec`'s buffer) and
     /// leaves empty inline bytes in its place; inline bytes need nothing.
+    #[inline]
     pub(crate) fn release(&mut self) {
-        if let Bytes::Block(_) = self
-            && let Bytes::Block(block) = std::mem::replace(self, Bytes::Inline(InlineBytes::new()))
-        {
+        if let Bytes::Block(_) = self {
+            self.release_block();
+        }
+    }
+
+    /// `release` of a block, out of line: inline bytes (a small tensor's) need nothing.
+    #[inline(never)]
+    fn release_block(&mut self) {
+        if let Bytes::Block(block) = std::mem::replace(self, Bytes::Inline(InlineBytes::new())) {
             super::allocator::cpu_release(block);
         }
     }

@@ -8,7 +8,9 @@
 //! **Where a storage lives.** In the header of the tensor that created it: one allocation holds
 //! a new tensor's header, shape and storage (its data comes from the allocator). A view's header
 //! holds a [`Storage`] handle, a reference count on that first header, so the storage lives as
-//! long as any tensor that views it.
+//! long as any tensor that views it. A header's last handle, dropped, leaves the emptied
+//! allocation to the next header made on its thread (`header`): a small tensor made and dropped
+//! in a loop costs no `malloc`.
 //!
 //! **Borrows.** Reading host memory while another handle writes it would be a data race. Every
 //! access to a CPU storage's elements holds a borrow: any number of readers, or one writer. A
@@ -16,22 +18,21 @@
 //! an error naming the op, so safe code never sees a torn write and never deadlocks.
 
 pub(crate) mod allocator;
+pub(crate) mod header;
 pub(crate) mod host;
 
 use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::mem::MaybeUninit;
 use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use switchyard::{DType, DispatchError};
 
 use crate::element::Element;
-use crate::tensor::TensorInner;
+use header::Header;
 use host::{Bytes, HostVec};
 
 /// Data held by a backend other than the CPU (a GPU buffer, a downstream device's memory).
@@ -102,6 +103,7 @@ pub(crate) struct StorageImpl {
 }
 
 impl Drop for StorageImpl {
+    #[inline] // a small storage's drop is one test; a call cost more
     fn drop(&mut self) {
         if let Data::Host(bytes) = &mut self.data {
             bytes.release();
@@ -140,7 +142,7 @@ pub(crate) enum Holder {
 /// view of a view), so reaching the storage is one step.
 #[derive(Clone)]
 #[repr(transparent)]
-pub struct Storage(Arc<TensorInner>);
+pub struct Storage(Header);
 
 impl fmt::Debug for Storage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -196,11 +198,11 @@ impl Storage {
     /// The storage of the tensor whose header is `header`: `header` itself when it holds its
     /// own storage, else the handle it holds.
     #[inline]
-    pub(crate) fn of(header: &Arc<TensorInner>) -> &Storage {
+    pub(crate) fn of(header: &Header) -> &Storage {
         match &header.holder {
             Holder::Own(_) => {
-                let handle: *const Arc<TensorInner> = header;
-                // SAFETY: `Storage` is `repr(transparent)` over `Arc<TensorInner>`, so a reference
+                let handle: *const Header = header;
+                // SAFETY: `Storage` is `repr(transparent)` over `Header`, so a reference
                 // to one is a valid reference to the other, for the same lifetime; the header
                 // holds its own storage, which is `Storage`'s invariant.
                 unsafe { &*handle.cast::<Storage>() }
@@ -250,7 +252,7 @@ impl Storage {
 
     /// Whether two handles share this storage.
     pub fn same(&self, other: &Storage) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        self.0.same(&other.0)
     }
 
     pub(crate) fn backend(&self) -> Option<&dyn BackendStorage> {
@@ -403,67 +405,6 @@ impl<T: Element> fmt::Debug for WriteGuard<'_, T> {
         f.debug_struct("WriteGuard")
             .field("storage", self.storage)
             .finish()
-    }
-}
-
-/// A tensor's header in a new `Arc`, each field written where it will live. (`Arc::new(header)`
-/// builds the ~270 bytes on the stack and copies them with a `memcpy` call whose wide loads stall
-/// on the narrow stores that just wrote them: a quarter of the time of making a 1-element tensor.)
-#[allow(clippy::too_many_arguments)] // the header's fields
-#[inline(always)]
-pub(crate) fn new_header(
-    keys: switchyard::DispatchKeySet,
-    dtype: DType,
-    device: crate::Device,
-    numel: usize,
-    offset: usize,
-    sizes: crate::shape::Dims,
-    strides: crate::shape::Dims,
-    contiguous: bool,
-    holder: Holder,
-) -> Arc<TensorInner> {
-    // Every field of the header is written below: adding a field to `TensorInner` without
-    // writing it here must not compile (it would leave it uninitialised), so this exhaustive
-    // pattern (no `..`) names them all.
-    const _: fn(&TensorInner) = |TensorInner {
-                                     keys: _,
-                                     dtype: _,
-                                     device: _,
-                                     numel: _,
-                                     offset: _,
-                                     sizes: _,
-                                     strides: _,
-                                     contiguous: _,
-                                     holder: _,
-                                     autograd: _,
-                                 }| {};
-    // A raw pointer into a new `Arc` of which this is the only handle (`Arc::get_mut` would
-    // prove that with an atomic compare-exchange on the weak count, which costs more here than
-    // the writes).
-    // `Arc::new` of an uninitialised value rather than `Arc::new_uninit`: the latter computes
-    // its layout at run time in two calls (`allocate_for_layout`), the former is one allocation
-    // of a constant size and two stores (benches/README.md, "Small tensors").
-    let header = Arc::into_raw(Arc::new(MaybeUninit::<TensorInner>::uninit()))
-        .cast_mut()
-        .cast::<TensorInner>();
-    // SAFETY: `header` points to the uninitialised, properly aligned value of an `Arc` no other
-    // handle or reference sees (just made; `into_raw` keeps the allocation's provenance, so
-    // writing through it is allowed). Each write goes to one field's place (`&raw mut`, no
-    // reference to uninitialised memory), and together they initialise every field; then
-    // `from_raw` takes back the pointer `into_raw` gave, as an `Arc` of a type of the same size
-    // and alignment (`MaybeUninit<T>` has `T`'s), as its docs allow.
-    unsafe {
-        (&raw mut (*header).keys).write(keys);
-        (&raw mut (*header).dtype).write(dtype);
-        (&raw mut (*header).device).write(device);
-        (&raw mut (*header).numel).write(numel);
-        (&raw mut (*header).offset).write(offset);
-        (&raw mut (*header).sizes).write(sizes);
-        (&raw mut (*header).strides).write(strides);
-        (&raw mut (*header).contiguous).write(contiguous);
-        (&raw mut (*header).holder).write(holder);
-        (&raw mut (*header).autograd).write(None);
-        Arc::from_raw(header)
     }
 }
 

@@ -1,0 +1,431 @@
+//! The handle of a tensor's header: an `Arc` whose allocation is reused.
+//!
+//! Every tensor an op returns is a new header (about 250 bytes: the layout, and a small
+//! storage's elements inline), and most die young. `malloc` and `free` of it cost about 130
+//! instructions of a 1-element op's 760 (benches/README.md, "Small tensors"). So the last handle
+//! of a header, dropped, keeps the emptied allocation in a small cache of its thread, and the
+//! next header made on that thread takes it from there.
+//!
+//! The header stays a `std::sync::Arc` (the engine boxes a tensor as its `Arc`, see
+//! `SharedTensor`): what is cached is the allocation of an `Arc<MaybeUninit<TensorInner>>` with
+//! one strong and one weak count, the state `Arc::new` leaves. A handle knows its header is
+//! unique by `Arc::get_mut` (std's own proof: no other strong handle, no `Weak`), drops the
+//! contents in place, and keeps the allocation as such an `Arc`, which frees it as `Arc` would
+//! when it drops (no contents to drop: `MaybeUninit`).
+//!
+//! **Bounds.** At most [`CACHED`] allocations a thread (about 16 KB). A header freed on another
+//! thread than its maker's goes to that thread's cache, or to the system when the cache is
+//! full. A thread's cache is freed when the thread ends; a header dropped after that (by another
+//! thread-local's destructor) goes to the system. A header's contents may hold other headers
+//! (a view's storage handle, autograd's record): they are dropped before the cache is borrowed,
+//! so those headers are cached too, and the cache is never borrowed twice.
+
+use std::cell::RefCell;
+use std::mem::{ManuallyDrop, MaybeUninit};
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+
+use crate::tensor::TensorInner;
+
+/// Emptied header allocations kept per thread.
+const CACHED: usize = 64;
+
+/// An emptied header allocation: an `Arc` with one strong and one weak count whose value is
+/// dropped.
+type Block = Arc<MaybeUninit<TensorInner>>;
+
+thread_local! {
+    static FREE: RefCell<Vec<Block>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A counted handle of a tensor's header: an `Arc<TensorInner>` that hands its allocation to
+/// this thread's cache when it is the last handle.
+#[repr(transparent)]
+pub(crate) struct Header(ManuallyDrop<Arc<TensorInner>>);
+
+impl Header {
+    /// A handle of `arc`'s header.
+    #[inline]
+    pub(crate) fn from_arc(arc: Arc<TensorInner>) -> Header {
+        Header(ManuallyDrop::new(arc))
+    }
+
+    /// This handle's `Arc` (its count moves with it).
+    #[inline]
+    pub(crate) fn into_arc(self) -> Arc<TensorInner> {
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: `this` is never used or dropped again (`ManuallyDrop`), so the `Arc` is taken
+        // exactly once and `Header::drop` never sees it.
+        unsafe { ManuallyDrop::take(&mut this.0) }
+    }
+
+    /// Whether two handles are of one header.
+    #[inline]
+    pub(crate) fn same(&self, other: &Header) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Deref for Header {
+    type Target = Arc<TensorInner>;
+    #[inline(always)]
+    fn deref(&self) -> &Arc<TensorInner> {
+        &self.0
+    }
+}
+
+impl DerefMut for Header {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut Arc<TensorInner> {
+        &mut self.0
+    }
+}
+
+impl Clone for Header {
+    #[inline(always)]
+    fn clone(&self) -> Header {
+        Header(self.0.clone())
+    }
+}
+
+impl Drop for Header {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: `drop` runs once and nothing reads `self.0` after it.
+        let arc = unsafe { ManuallyDrop::take(&mut self.0) };
+        release(arc);
+    }
+}
+
+impl std::fmt::Debug for Header {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self.0, f)
+    }
+}
+
+/// Gives back one handle of a header: the allocation goes to this thread's cache when it was
+/// the last handle (its contents dropped), else the count drops as `Arc`'s does.
+#[inline]
+fn release(arc: Arc<TensorInner>) {
+    let mut arc = ManuallyDrop::new(arc);
+    let Some(inner) = Arc::get_mut(&mut arc) else {
+        // Another handle (or a `Weak`) exists: an ordinary decrement, which frees the
+        // header if the others went meanwhile.
+        drop(ManuallyDrop::into_inner(arc));
+        return;
+    };
+    // SAFETY: `get_mut` proved this the only handle of the header, and it stays so (nothing can
+    // clone or upgrade to it without a handle); the value is valid and dropped here once: after
+    // this, `arc` is only turned into a `MaybeUninit` block, which never drops it again. Should a
+    // field's drop panic, `arc` is in a `ManuallyDrop`, so unwinding leaks the allocation rather
+    // than dropping the value twice.
+    unsafe { std::ptr::drop_in_place(inner) };
+    let raw = Arc::into_raw(ManuallyDrop::into_inner(arc));
+    // SAFETY: `raw` comes from `Arc::<TensorInner>::into_raw`, and `MaybeUninit<TensorInner>`
+    // has the size and alignment of `TensorInner`, which `Arc::from_raw` allows; the count the
+    // block holds is the one `into_raw` gave up. Its value, dropped above, is now uninitialised
+    // bytes, which a `MaybeUninit` may hold.
+    let block: Block = unsafe { Arc::from_raw(raw.cast::<MaybeUninit<TensorInner>>()) };
+    keep(block);
+}
+
+/// Puts `block` in this thread's cache, or frees it when the cache is full, in use, gone (the
+/// thread is ending) or cannot grow.
+#[inline]
+fn keep(block: Block) {
+    let refused = FREE.try_with(|free| {
+        let Ok(mut free) = free.try_borrow_mut() else {
+            return Some(block);
+        };
+        if free.len() >= CACHED
+            || free.len() == free.capacity() && free.try_reserve_exact(CACHED).is_err()
+        {
+            return Some(block);
+        }
+        free.push(block);
+        None
+    });
+    // Freed outside the cache's borrow (freeing an emptied block runs no other code anyway).
+    drop(refused);
+}
+
+/// An emptied header allocation with one strong and one weak count: from this thread's cache,
+/// or new.
+#[inline]
+fn take() -> Block {
+    FREE.try_with(|free| free.try_borrow_mut().ok()?.pop())
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| Arc::new(MaybeUninit::uninit()))
+}
+
+/// Frees every emptied header allocation this thread's cache holds ([`empty_cache`]).
+///
+/// [`empty_cache`]: crate::empty_cache
+pub(crate) fn free_cached() {
+    let free = FREE.try_with(|free| free.try_borrow_mut().map(|mut f| std::mem::take(&mut *f)));
+    // Freed outside the cache's borrow.
+    drop(free);
+}
+
+/// How many emptied header allocations this thread's cache holds (for tests).
+#[cfg(test)]
+pub(crate) fn cached() -> usize {
+    FREE.try_with(|free| free.borrow().len()).unwrap_or(0)
+}
+
+/// A tensor's header in a new handle, each field written where it will live. (`Arc::new(header)`
+/// builds the ~270 bytes on the stack and copies them with a `memcpy` call whose wide loads stall
+/// on the narrow stores that just wrote them: a quarter of the time of making a 1-element tensor.)
+#[allow(clippy::too_many_arguments)] // the header's fields
+#[inline(always)]
+pub(crate) fn new_header(
+    keys: switchyard::DispatchKeySet,
+    dtype: switchyard::DType,
+    device: crate::Device,
+    numel: usize,
+    offset: usize,
+    sizes: crate::shape::Dims,
+    strides: crate::shape::Dims,
+    contiguous: bool,
+    holder: super::Holder,
+) -> Header {
+    // Every field of the header is written below: adding a field to `TensorInner` without
+    // writing it here must not compile (it would leave it uninitialised), so this exhaustive
+    // pattern (no `..`) names them all.
+    const _: fn(&TensorInner) = |TensorInner {
+                                     keys: _,
+                                     dtype: _,
+                                     device: _,
+                                     numel: _,
+                                     offset: _,
+                                     sizes: _,
+                                     strides: _,
+                                     contiguous: _,
+                                     holder: _,
+                                     autograd: _,
+                                 }| {};
+    // A raw pointer into an `Arc` of which this is the only handle (`take`'s promise; proving it
+    // with `Arc::get_mut`, an atomic compare-exchange on the weak count, costs more here than the
+    // writes).
+    let header = Arc::into_raw(take()).cast_mut().cast::<TensorInner>();
+    // SAFETY: `header` points to the uninitialised, properly aligned value of an `Arc` no other
+    // handle or reference sees (new, or emptied and cached by its last handle; `into_raw` keeps
+    // the allocation's provenance, so writing through it is allowed). Each write goes to one
+    // field's place (`&raw mut`, no reference to uninitialised memory), and together they
+    // initialise every field; then `from_raw` takes back the pointer `into_raw` gave, as an `Arc`
+    // of a type of the same size and alignment (`MaybeUninit<T>` has `T`'s), as its docs allow.
+    unsafe {
+        (&raw mut (*header).keys).write(keys);
+        (&raw mut (*header).dtype).write(dtype);
+        (&raw mut (*header).device).write(device);
+        (&raw mut (*header).numel).write(numel);
+        (&raw mut (*header).offset).write(offset);
+        (&raw mut (*header).sizes).write(sizes);
+        (&raw mut (*header).strides).write(strides);
+        (&raw mut (*header).contiguous).write(contiguous);
+        (&raw mut (*header).holder).write(holder);
+        (&raw mut (*header).autograd).write(None);
+        Header::from_arc(Arc::from_raw(header))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use switchyard::boxing::SharedTensor;
+    use switchyard::{FromValue, ToValue};
+
+    use super::{CACHED, cached};
+    use crate::Tensor;
+
+    /// Runs `f` on a new thread, whose cache starts empty (tests share threads otherwise).
+    fn on_a_new_thread(f: impl FnOnce() + Send) {
+        std::thread::scope(|s| {
+            s.spawn(f);
+        });
+    }
+
+    fn address(t: &Tensor) -> *const super::TensorInner {
+        Arc::as_ptr(&t.inner)
+    }
+
+    #[test]
+    fn the_last_handle_caches_its_header_and_the_next_tensor_takes_it() {
+        on_a_new_thread(|| {
+            let t = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+            let first = address(&t);
+            let clone = t.clone();
+            drop(t);
+            assert_eq!(cached(), 0, "a header with a handle left is not cached");
+            assert_eq!(clone.to_vec::<f32>(), vec![1.0, 2.0]);
+            drop(clone);
+            assert_eq!(cached(), 1);
+            let u = Tensor::from_fn(&[3], |i| i as i64);
+            assert_eq!(address(&u), first, "the emptied header is reused");
+            assert_eq!(cached(), 0);
+            // The reused header is a whole new tensor: its own layout, storage and version.
+            assert_eq!((u.shape(), u.version()), (&[3][..], 0));
+            assert!(!u.requires_grad());
+            assert_eq!(u.to_vec::<i64>(), vec![0, 1, 2]);
+        });
+    }
+
+    #[test]
+    fn a_view_keeps_its_base_header_until_it_drops() {
+        on_a_new_thread(|| {
+            let base = Tensor::from_fn(&[4], |i| i as f32);
+            let view = base.as_strided(&[2], &[2], 1).unwrap();
+            drop(base);
+            assert_eq!(
+                cached(),
+                0,
+                "the view's storage handle holds the base header"
+            );
+            // A tensor made now does not take the base's header.
+            let other = Tensor::scalar(7.0);
+            assert_eq!(view.to_vec::<f32>(), vec![1.0, 3.0]);
+            drop(view);
+            assert_eq!(cached(), 2, "the view's header, then its base's");
+            assert_eq!(other.to_vec::<f32>(), vec![7.0]);
+        });
+    }
+
+    #[test]
+    fn the_cache_is_bounded() {
+        on_a_new_thread(|| {
+            let many: Vec<Tensor> = (0..CACHED + 10).map(|i| Tensor::scalar(i as f32)).collect();
+            drop(many);
+            assert_eq!(cached(), CACHED);
+            crate::empty_cache(crate::Device::Cpu);
+            assert_eq!(cached(), 0, "`empty_cache` frees this thread's headers too");
+            drop(Tensor::scalar(1.0));
+            assert_eq!(cached(), 1);
+        });
+    }
+
+    #[test]
+    fn a_weak_handle_keeps_the_header_out_of_the_cache() {
+        on_a_new_thread(|| {
+            let t = Tensor::scalar(1.0);
+            // `SharedTensor` lends the header's `Arc` to anyone, who may downgrade it.
+            let weak = Arc::downgrade(t.shared());
+            drop(t);
+            assert_eq!(cached(), 0);
+            assert!(weak.upgrade().is_none(), "the value was dropped");
+            drop(weak);
+        });
+    }
+
+    #[test]
+    fn a_boxed_tensor_keeps_its_header_alive() {
+        on_a_new_thread(|| {
+            let t = Tensor::vector(&[1.0, 2.0]);
+            let boxed = t.to_value();
+            drop(t);
+            assert_eq!(cached(), 0);
+            let back = Tensor::from_value(boxed).unwrap();
+            assert_eq!(back.to_vec::<f32>(), vec![1.0, 2.0]);
+            let arc = back.into_shared();
+            assert_eq!(Arc::strong_count(&arc), 1);
+            drop(Tensor::from_shared(arc));
+            assert_eq!(cached(), 1);
+        });
+    }
+
+    #[test]
+    fn many_threads_clone_and_drop_one_tensor() {
+        let (threads, rounds) = if cfg!(miri) { (3, 20) } else { (8, 2000) };
+        let t = Tensor::from_fn(&[5], |i| i as i32);
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    for _ in 0..rounds {
+                        let clone = t.clone();
+                        let view = clone.as_strided(&[2], &[1], 3).unwrap();
+                        drop(clone);
+                        assert_eq!(view.to_vec::<i32>(), vec![3, 4]);
+                    }
+                });
+            }
+        });
+        assert_eq!(Arc::strong_count(&t.inner), 1);
+        assert_eq!(t.to_vec::<i32>(), vec![0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn tensors_made_on_one_thread_drop_into_another_threads_cache() {
+        let (batches, per_batch) = if cfg!(miri) { (2, 4) } else { (20, 100) };
+        let (send, receive) = std::sync::mpsc::channel::<Vec<Tensor>>();
+        std::thread::scope(|s| {
+            s.spawn(move || {
+                let mut seen = 0;
+                for batch in receive {
+                    for t in &batch {
+                        assert_eq!(t.to_vec::<f64>(), vec![seen as f64]);
+                        seen += 1;
+                    }
+                    drop(batch);
+                    assert_eq!(cached(), seen.min(CACHED));
+                }
+            });
+            for b in 0..batches {
+                let batch = (0..per_batch)
+                    .map(|i| Tensor::from_scalar((b * per_batch + i) as f64).unwrap())
+                    .collect();
+                send.send(batch).unwrap();
+            }
+            drop(send);
+        });
+    }
+
+    #[test]
+    fn headers_dropped_while_a_thread_ends_are_freed() {
+        thread_local! {
+            // Dropped with the thread's other thread-locals, before or after the cache.
+            static HELD: std::cell::RefCell<Vec<Tensor>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        for _ in 0..2 {
+            std::thread::spawn(|| {
+                drop(Tensor::scalar(1.0)); // the cache exists
+                HELD.with(|held| {
+                    held.borrow_mut()
+                        .extend((0..3).map(|i| Tensor::scalar(i as f32)));
+                });
+                let shared = Tensor::scalar(2.0);
+                HELD.with(|held| held.borrow_mut().push(shared.clone()));
+                drop(shared);
+            })
+            .join()
+            .unwrap();
+        }
+        // A thread that never made or dropped a tensor (its cache untouched) holds one made
+        // elsewhere until it ends: the cache is first reached while the thread tears down.
+        let made_here = Tensor::scalar(3.0);
+        std::thread::spawn(move || HELD.with(|held| held.borrow_mut().push(made_here)))
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn huge_and_empty_shapes_keep_their_layout_in_a_reused_header() {
+        on_a_new_thread(|| {
+            drop(Tensor::scalar(0.0));
+            let empty = Tensor::from_vec::<f32>(vec![], &[0, usize::MAX]).unwrap();
+            assert_eq!(
+                (empty.shape(), empty.strides()),
+                (&[0, usize::MAX][..], &[usize::MAX, 1][..])
+            );
+            assert!(empty.is_contiguous());
+            drop(empty);
+            let deep = Tensor::from_fn(&[1, 2, 1, 2, 1, 2, 1], |i| i as u8);
+            assert_eq!(deep.strides(), &[8, 4, 4, 2, 2, 1, 1]);
+            assert_eq!(deep.to_vec::<u8>(), (0..8).collect::<Vec<_>>());
+            let err = Tensor::from_vec(vec![0u8; 2], &[usize::MAX, 2]).unwrap_err();
+            assert!(err.to_string().contains("exceeds usize::MAX"), "{err}");
+            let err = Tensor::try_from_fn(&[usize::MAX / 2, 3], |_| 0u8).unwrap_err();
+            assert!(err.to_string().contains("usize::MAX"), "{err}");
+        });
+    }
+}
