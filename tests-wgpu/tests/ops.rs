@@ -344,7 +344,7 @@ fn round_trips(backend: Backend) {
 fn large_products_are_tiled(backend: Backend) {
     let k = 520;
     let x = Tensor::from_fn(&[k, k], |i| ((i * 7919) % 1000) as f32 - 500.0);
-    let eye = Tensor::from_fn(&[k, k], |i| if i / k == i % k { 1.0 } else { 0.0 });
+    let eye = Tensor::from_fn(&[k, k], |i| if i / k == i % k { 1.0f32 } else { 0.0 });
     let (on_x, on_eye) = (backend.put(&x), backend.put(&eye));
     assert_eq!(matmul(&on_x, &on_eye).to_vec::<f32>(), x.to_vec::<f32>());
     let transposed = switchyard::ops::transpose(&on_x, 0, 1);

@@ -14,7 +14,7 @@ use super::math_f32::{
     EXP_HI, EXP_LO, EXP_Q, LN2_HI, LN2_LO, LOG_P, LOG_SPLIT, LOG_SUBNORMAL_SCALE, LOG2E, SHIFTER,
     SIGMOID_HI, TANH_2X_HI, TANH_SMALL, TANH_T,
 };
-use super::template::{SUM_BLOCK, SUM_LANES, simd_kernels};
+use super::template::{SUM_LANES, lane_sums_of, simd_kernels};
 
 /// `f32` lanes of one vector.
 pub const LANES: usize = 4;
@@ -239,28 +239,31 @@ fn log(x: float32x4_t) -> float32x4_t {
     nan_as_input(x, result)
 }
 
-/// The `f64` lane sums of a superblock's runs: within each block of [`SUM_BLOCK`] elements,
-/// `f32` accumulator `j` (lane `j % 4` of vector `j / 4`) adds element `j` of each run, eight
-/// additions overlapping; then each accumulator goes to `f64` and onto lane `j`'s sum.
+/// The `f64` lane sums of a superblock's runs ([`lane_sums_of`]): `f32` accumulator `j` is lane
+/// `j % 4` of vector `j / 4`, and a finished block's vector `i` goes to `f64` onto lane sums
+/// `4i..4i + 4` (its low half onto `wide[2i]`, its high onto `wide[2i + 1]`).
 #[inline]
 #[target_feature(enable = "neon")]
 fn lane_sums(runs: &[[f32; SUM_LANES]]) -> [f64; SUM_LANES] {
     // `-0.0` is the identity of `+` (`-0.0 + 0.0 = 0.0`): the sum of `[-0.0]` stays `-0.0`.
-    let mut wide = [vdupq_n_f64(-0.0); SUM_LANES / 2];
-    for block in runs.chunks(SUM_BLOCK / SUM_LANES) {
-        let mut sums = [vdupq_n_f32(-0.0); SUM_LANES / LANES];
-        for run in block {
+    let wide = lane_sums_of(
+        runs,
+        [vdupq_n_f64(-0.0); SUM_LANES / 2],
+        || [vdupq_n_f32(-0.0); SUM_LANES / LANES],
+        |mut sums, run| {
             for (sum, v) in sums.iter_mut().zip(run.as_chunks::<LANES>().0) {
                 *sum = vaddq_f32(*sum, load(v));
             }
-        }
-        // Vector `i` holds lanes `4i..4i + 4`: its low half onto `wide[2i]`, its high onto
-        // `wide[2i + 1]`.
-        for (i, sum) in sums.into_iter().enumerate() {
-            wide[2 * i] = vaddq_f64(wide[2 * i], vcvt_f64_f32(vget_low_f32(sum)));
-            wide[2 * i + 1] = vaddq_f64(wide[2 * i + 1], vcvt_high_f64_f32(sum));
-        }
-    }
+            sums
+        },
+        |mut wide, sums| {
+            for (i, sum) in sums.into_iter().enumerate() {
+                wide[2 * i] = vaddq_f64(wide[2 * i], vcvt_f64_f32(vget_low_f32(sum)));
+                wide[2 * i + 1] = vaddq_f64(wide[2 * i + 1], vcvt_high_f64_f32(sum));
+            }
+            wide
+        },
+    );
     let mut lanes = [0.0; SUM_LANES];
     for (chunk, sum) in lanes.as_chunks_mut::<2>().0.iter_mut().zip(wide) {
         *chunk = [vgetq_lane_f64::<0>(sum), vgetq_lane_f64::<1>(sum)];

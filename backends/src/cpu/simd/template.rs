@@ -355,8 +355,6 @@ pub(crate) fn sum_blocks(xs: &[f32], superblock_sum: impl Fn(&[f32]) -> f64 + Sy
 }
 
 /// Runs of [`SUM_LANES`] per block of [`SUM_BLOCK`] elements.
-// The AVX2 and wasm32 kernels sum through `lane_sums_of`; NEON still goes block by block.
-#[cfg_attr(target_arch = "aarch64", allow(dead_code))]
 const RUNS_PER_BLOCK: usize = SUM_BLOCK / SUM_LANES;
 
 /// The `f64` lane sums of a superblock's runs, as every ISA computes them: within each block of
@@ -372,7 +370,6 @@ const RUNS_PER_BLOCK: usize = SUM_BLOCK / SUM_LANES;
 /// fill them. The arithmetic and its order per accumulator and per lane sum are unchanged, so
 /// the bits are too.
 #[inline(always)]
-#[cfg_attr(target_arch = "aarch64", allow(dead_code))] // as `RUNS_PER_BLOCK`
 pub(crate) fn lane_sums_of<A: Copy, W>(
     runs: &[[f32; SUM_LANES]],
     mut wide: W,
