@@ -40,6 +40,8 @@ impl Mlp {
     /// An MLP of the given widths (`[2, 64, 64, 2]`: two inputs, two hidden layers of 64, two
     /// outputs) on the CPU, initialised as PyTorch's `nn.Linear` is: weights and biases uniform in
     /// `±1/√inputs`, from the CPU generator seeded with `seed`. The parameters require grad.
+    /// That generator is the process's (as PyTorch's is): two threads making models at once
+    /// interleave their draws, so make them one at a time.
     pub fn new(widths: &[usize], seed: u64) -> Result<Mlp> {
         manual_seed(Device::Cpu, seed);
         let layers = widths

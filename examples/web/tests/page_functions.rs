@@ -3,15 +3,28 @@
 //! through the async reads the page uses on WebGPU. (`.ci/web` runs the page itself, compiled
 //! for wasm32, in headless Chromium.)
 
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
 use switchyard::Device;
 use switchyard_example_web::{
     cpu_kernels, init_gpu, new_training, out_of_range_target_error, picture,
 };
 use switchyard_examples::training::TrainingError;
 
+/// A new model seeds the CPU's generator and draws from it (as PyTorch's init does), and that
+/// generator is the process's: tests that make models take turns, or one's draws would land in
+/// the other's parameters.
+fn models() -> MutexGuard<'static, ()> {
+    static MODELS: Mutex<()> = Mutex::new(());
+    MODELS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 #[test]
 fn the_page_trains_epoch_by_epoch_and_stops_after_the_last() {
-    let mut training = new_training(2, Device::Cpu).unwrap();
+    let mut training = {
+        let _turn = models();
+        new_training(2, Device::Cpu).unwrap()
+    };
     let first = training.next_epoch().unwrap();
     let second = training.next_epoch().unwrap();
     assert!(
@@ -45,8 +58,13 @@ fn on_the_gpu_the_async_epochs_follow_the_cpus() {
     }
     let adapter = pollster::block_on(init_gpu()).unwrap();
     assert!(adapter.contains('('), "{adapter}");
-    let mut cpu = new_training(2, Device::Cpu).unwrap();
-    let mut gpu = new_training(2, Device::Wgpu).unwrap();
+    let (mut cpu, mut gpu) = {
+        let _turn = models();
+        (
+            new_training(2, Device::Cpu).unwrap(),
+            new_training(2, Device::Wgpu).unwrap(),
+        )
+    };
     for epoch in 1..=2 {
         let on_cpu = cpu.next_epoch().unwrap();
         let on_gpu = pollster::block_on(gpu.next_epoch_async()).unwrap();
