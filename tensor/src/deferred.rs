@@ -54,6 +54,7 @@ pub fn readable_now(x: &Tensor) -> bool {
         .backend()
         .is_none_or(|backend| backend.reads_synchronously())
 }
+
 /// Leaves a check for the next async read: `op` fails with `message` unless every element of
 /// `failed` (a `bool` tensor, on any device) is false. Errors only when the ops that count the
 /// failures on the device fail.

@@ -93,14 +93,7 @@ fn sum_dim_wgpu(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
         // Sums of nothing are 0.
         return fill(OP, &r.shape, 0.0);
     }
-    reduce_rows(
-        OP,
-        x,
-        &r,
-        [&shaders::SUM_ROWS, &shaders::SUM_SHORT_ROWS],
-        DType::F32,
-        1.0,
-    )
+    reduce_rows(OP, x, &r, shaders::SUM_ROW_KERNELS, DType::F32, 1.0)
 }
 
 #[kernel(op = "mean_dim", key = Wgpu, dtypes = "f32")]
@@ -114,14 +107,7 @@ fn mean_dim_wgpu(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
     }
     // One rounding of 1/n in `f64`, then one product per row (closer than WGSL's division).
     let scale = (1.0 / r.inner as f64) as f32;
-    reduce_rows(
-        OP,
-        x,
-        &r,
-        [&shaders::SUM_ROWS, &shaders::SUM_SHORT_ROWS],
-        DType::F32,
-        scale,
-    )
+    reduce_rows(OP, x, &r, shaders::SUM_ROW_KERNELS, DType::F32, scale)
 }
 
 /// The reduction of `max_dim` and `argmax`: along one dimension, never an empty one (the CPU's
@@ -137,14 +123,7 @@ fn max_reduction(op: &'static str, x: &Tensor, dim: isize, keepdim: bool) -> Res
 fn max_dim_wgpu(x: &Tensor, dim: isize, keepdim: bool) -> Result<Tensor> {
     const OP: &str = "max_dim";
     let r = max_reduction(OP, x, dim, keepdim)?;
-    reduce_rows(
-        OP,
-        x,
-        &r,
-        [&shaders::MAX_ROWS, &shaders::MAX_SHORT_ROWS],
-        DType::F32,
-        1.0,
-    )
+    reduce_rows(OP, x, &r, shaders::MAX_ROW_KERNELS, DType::F32, 1.0)
 }
 
 /// The index as an `i64` (two 32-bit words on the GPU: see `storage.rs`).
@@ -152,14 +131,7 @@ fn max_dim_wgpu(x: &Tensor, dim: isize, keepdim: bool) -> Result<Tensor> {
 fn argmax_wgpu(x: &Tensor, dim: isize, keepdim: bool) -> Result<Tensor> {
     const OP: &str = "argmax";
     let r = max_reduction(OP, x, dim, keepdim)?;
-    reduce_rows(
-        OP,
-        x,
-        &r,
-        [&shaders::ARGMAX_ROWS, &shaders::ARGMAX_SHORT_ROWS],
-        DType::I64,
-        1.0,
-    )
+    reduce_rows(OP, x, &r, shaders::ARGMAX_ROW_KERNELS, DType::I64, 1.0)
 }
 
 /// The six comparisons, numbered as `compare.wgsl`'s `params.k` reads them.

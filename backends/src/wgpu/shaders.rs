@@ -29,8 +29,8 @@ pub(super) const DIRECT_WORKGROUP: u64 = 64;
 pub(super) const SHORT_ROW: usize = 256;
 /// The most multiply-adds (`m·n·k`) `matmul_direct` computes; larger products are tiled. On a
 /// CPU adapter (a browser's software WebGPU, lavapipe, llvmpipe) the tiles' barriers make the
-/// tiled kernel about six times slower than the direct one at any size; on a GPU, products this
-/// small take a few milliseconds either way, and larger ones gain from the tiles.
+/// tiled kernel several times slower than the direct one (benches/README.md, "On WebGPU"); on a
+/// GPU, the tiles' saved loads matter for larger products.
 pub(super) const DIRECT_MATMUL_MACS: usize = 1 << 27;
 
 /// `binary.wgsl`: the four arithmetic ops of two contiguous operands of one shape.
@@ -134,6 +134,11 @@ pub(super) static ARGMAX_ROWS: Kernel = Kernel::new(REDUCE_DIM, "argmax_rows", 1
 pub(super) static SUM_SHORT_ROWS: Kernel = Kernel::new(REDUCE_DIM, "sum_short_rows", 1);
 pub(super) static MAX_SHORT_ROWS: Kernel = Kernel::new(REDUCE_DIM, "max_short_rows", 1);
 pub(super) static ARGMAX_SHORT_ROWS: Kernel = Kernel::new(REDUCE_DIM, "argmax_short_rows", 1);
+/// Each row reduction's two kernels, as `reduce_rows` picks between them: a workgroup per row,
+/// and one invocation per row of at most [`SHORT_ROW`] elements.
+pub(super) const SUM_ROW_KERNELS: [&Kernel; 2] = [&SUM_ROWS, &SUM_SHORT_ROWS];
+pub(super) const MAX_ROW_KERNELS: [&Kernel; 2] = [&MAX_ROWS, &MAX_SHORT_ROWS];
+pub(super) const ARGMAX_ROW_KERNELS: [&Kernel; 2] = [&ARGMAX_ROWS, &ARGMAX_SHORT_ROWS];
 
 /// `arange`, `rand`, `randn`, and `full` of `bool` and `i64` (one or two words repeated).
 const FACTORIES: &[&str] = &[
