@@ -81,9 +81,16 @@ mod isa {
             "div" => runnable!(Binary, |x, y|; div_avx2 => AVX2, div_avx512 => AVX512),
             "relu_backward" => runnable!(KeyedBinary, |x, y|;
                 relu_backward_avx2 => AVX2, relu_backward_avx512 => AVX512),
-            // Not a `#[target_feature]` function: callable without `unsafe`.
-            "matmul" if switchyard::cpu::detected().contains(AVX2) => {
-                vec![("matmul_avx2", matmul_avx2 as Binary)]
+            // Not `#[target_feature]` functions: callable without `unsafe`.
+            "matmul" => {
+                let mut found: Vec<(&'static str, Binary)> = Vec::new();
+                if switchyard::cpu::detected().contains(AVX2) {
+                    found.push(("matmul_avx2", matmul_avx2));
+                }
+                if switchyard::cpu::detected().contains(AVX512) {
+                    found.push(("matmul_avx512", matmul_avx512));
+                }
+                found
             }
             _ => Vec::new(),
         }
@@ -106,11 +113,8 @@ mod isa {
     /// The variant dispatch should install for `op`, given the process's policy.
     pub fn expected(op: &str) -> Option<String> {
         let policy = CpuPolicy::current();
-        // Every op but `matmul` has an AVX-512 variant (see `simd::avx512`).
-        let variants: &[(CpuFeatures, &str)] = match op {
-            "matmul" => &[(AVX2, "avx2")],
-            _ => &[(AVX2, "avx2"), (AVX512, "avx512")],
-        };
+        // Every op has an AVX-512 variant (see `simd::avx512`).
+        let variants: &[(CpuFeatures, &str)] = &[(AVX2, "avx2"), (AVX512, "avx512")];
         let needs: Vec<CpuFeatures> = variants.iter().map(|(f, _)| *f).collect();
         policy
             .choose(&needs)
@@ -618,10 +622,14 @@ fn matmul_is_within_tolerance_of_naive() {
             (17, 33, 15),
             (64, 64, 64),
             (100, 37, 129),
-            // Past one block of the AVX2 tiles' `k` (256) and of their columns (256), with a
-            // partial tile of rows (13 = 2·6 + 1) and of columns (270 = 16·16 + 14).
+            // Past one block of the tiles' `k` (256) and of their columns (256), with a partial
+            // tile of rows (13 = 2·6 + 1) and of columns (270 = 16·16 + 14 = 8·32 + 14).
             (13, 300, 270),
             (6, 513, 16),
+            // The AVX-512 tile's edges: rows 2·14 + 1, columns 2·32 + 17 (both its vectors
+            // partial in the last panel), and a single column.
+            (29, 260, 81),
+            (15, 40, 1),
             // Just past 2²⁷ multiply-adds: on x86-64 the product goes to `matrixmultiply`.
             (512, 512, 513),
         ]
@@ -667,6 +675,48 @@ fn matmul_is_within_tolerance_of_naive() {
         let x = Tensor::from_vec::<f32>(vec![1.0; 6], &[2, 3]).unwrap();
         let error = run(&x, &x).unwrap_err().to_string();
         assert!(error.contains("got [2, 3] and [2, 3]"), "{error}");
+    }
+}
+
+/// Every `matmul` variant this CPU runs gives the same bits: on x86-64 the AVX2 and AVX-512
+/// tiles compute each element as the same chains of FMAs, and both hand the same products to
+/// `matrixmultiply` (a transposed `x`, past 2²⁷ multiply-adds).
+#[test]
+fn matmul_variants_give_the_same_bits() {
+    let variants = isa::binary("matmul");
+    let Some((first_name, first)) = variants.first() else {
+        return;
+    };
+    for (m, k, n) in [
+        (1, 1, 1),
+        (13, 300, 270),
+        (29, 260, 81),
+        (100, 37, 129),
+        (64, 64, 64),
+    ] {
+        let x = Tensor::from_vec(data(m * k, 21, -1.0, 1.0, false), &[m, k]).unwrap();
+        let y = Tensor::from_vec(data(k * n, 22, -1.0, 1.0, false), &[k, n]).unwrap();
+        let x_view = contiguous(&x.t()).t();
+        for (operands, x) in [("contiguous", &x), ("x a transposed view", &x_view)] {
+            let want: Vec<u32> = first(x, &y)
+                .unwrap()
+                .to_vec::<f32>()
+                .iter()
+                .map(|v| v.to_bits())
+                .collect();
+            for (name, run) in &variants[1..] {
+                let got: Vec<u32> = run(x, &y)
+                    .unwrap()
+                    .to_vec::<f32>()
+                    .iter()
+                    .map(|v| v.to_bits())
+                    .collect();
+                assert!(
+                    got == want,
+                    "matmul {name} and {first_name} differ, {operands} {m}x{k}x{n}"
+                );
+            }
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! x86_64 AVX-512F kernels: 16 `f32` lanes for the elementwise ops, the transcendental ones
-//! (`exp`, `log`, `tanh`, `sigmoid`) and the reductions.
+//! (`exp`, `log`, `tanh`, `sigmoid`) and the reductions; `matmul`'s 14 × 32 register tiles.
 //!
 //! Registered with `cpu = "avx512f"`, so on a CPU with AVX-512 they outrank the AVX2 variants,
 //! and `SWITCHYARD_CPU_CAPABILITY=avx2` (or a CPU without AVX-512) leaves them unreachable. An
@@ -18,6 +18,8 @@
 #![allow(unsafe_code)] // the load/store intrinsics below, and the macro's target-feature entries
 
 use std::arch::x86_64::*;
+
+use switchyard::{Result, Tensor, kernel};
 
 use super::math_f32::{
     EXP_HI, EXP_LO, EXP_Q, LN2_HI, LN2_LO, LOG_P, LOG_SPLIT, LOG_SUBNORMAL_SCALE, LOG2E, SHIFTER,
@@ -312,4 +314,12 @@ simd_kernels! {
     sigmoid_avx512 = sigmoid,
     sum_avx512 = sum,
     mean_avx512 = mean,
+}
+
+/// Our 14 × 32 register tiles (`sgemm_avx512.rs`) where the AVX2 variant takes its tiles (up to
+/// 512³ multiply-adds, a row-major `x`), `matrixmultiply` for the rest: the same bits as
+/// `matmul_avx2` everywhere.
+#[kernel(op = switchyard::ops::matmul, key = CpuSimd, cpu = "avx512f", dtypes = "f32")]
+pub fn matmul_avx512(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    super::matmul::gemm(x, y, super::matmul::Engine::Avx512Tiles)
 }

@@ -1,7 +1,7 @@
 //! `matmul` of `f32` on the CPU SIMD backend: the product cut into bands of whole rows (threads),
-//! each band computed by one engine. On x86-64 (AVX2+FMA) our register-tiled kernel
-//! (`sgemm_avx2.rs`) serves products up to 512³ multiply-adds with a row-major `x`
-//! (`TILES_UP_TO`), and the `matrixmultiply` crate (packed panels, cache blocking and a
+//! each band computed by one engine. On x86-64 our register-tiled kernels (`sgemm.rs`: 6 × 16
+//! tiles with AVX2+FMA, 14 × 32 with AVX-512F, the same bits) serve products up to 512³
+//! multiply-adds with a row-major `x` (`TILES_UP_TO`), and the `matrixmultiply` crate (packed panels, cache blocking and a
 //! microkernel per ISA; pure Rust, well kept) the rest; on aarch64 `matrixmultiply` serves all.
 //! Both take any row and column strides, so transposed and sliced `f32` operands need no copy;
 //! other dtypes take the naive kernel.
@@ -12,6 +12,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use switchyard::{DType, DispatchError, Result, Tensor, host_buffer, rules};
 
+#[cfg(target_arch = "x86_64")]
+use super::sgemm::{Microkernel, Refused, Strided, sgemm};
+#[cfg(target_arch = "x86_64")]
+use super::{sgemm_avx2::Avx2, sgemm_avx512::Avx512};
 use crate::cpu::naive::matmul_naive;
 use crate::cpu::threads::{self, Grain};
 
@@ -21,10 +25,13 @@ pub(crate) enum Engine {
     /// `matrixmultiply::sgemm`, whose own detection picks its kernel (built without AVX-512, it
     /// never goes above what the AVX2 variant declares).
     MatrixMultiply,
-    /// `sgemm_avx2::sgemm`, on a CPU with AVX2 and FMA (checked before each use: where they are
-    /// missing, `matrixmultiply` serves instead).
+    /// `sgemm::sgemm` with the 6 × 16 AVX2+FMA tile, on a CPU with AVX2 and FMA (checked
+    /// before each use: where they are missing, `matrixmultiply` serves instead).
     #[cfg(target_arch = "x86_64")]
     Avx2Tiles,
+    /// `sgemm::sgemm` with the 14 × 32 AVX-512F tile, likewise checked.
+    #[cfg(target_arch = "x86_64")]
+    Avx512Tiles,
 }
 
 impl Engine {
@@ -33,12 +40,15 @@ impl Engine {
         match self {
             Engine::MatrixMultiply => 8,
             #[cfg(target_arch = "x86_64")]
-            Engine::Avx2Tiles => super::sgemm_avx2::MR,
+            Engine::Avx2Tiles => Avx2::MR,
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx512Tiles => Avx512::MR,
         }
     }
 }
 
-/// The largest product (multiply-adds, `m·k·n`) the AVX2 tiles serve; `matrixmultiply` serves
+/// The largest product (multiply-adds, `m·k·n`) the tiles serve (AVX2 and AVX-512 alike: the
+/// bound was measured with the AVX2 tile); `matrixmultiply` serves
 /// larger ones. Measured side by side (`benches/peers`, one thread, an AVX2 EPYC without
 /// AVX-512): the tiles ran 64² in 7.1 µs against 7.5 and 256² in 372 µs against 407, but 1024²
 /// in 26.7 ms against 25.3 (`matrixmultiply` packs `x` too, which pays off once `x` outgrows
@@ -68,11 +78,10 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
     // Chosen for the whole product, never per band: the bits do not depend on the thread count.
     #[cfg(target_arch = "x86_64")]
     let engine = match engine {
-        Engine::Avx2Tiles
-            if len.saturating_mul(k) > TILES_UP_TO
-                || (x.strides()[1] != 1 && k > 1)
-                || !(std::arch::is_x86_feature_detected!("avx2")
-                    && std::arch::is_x86_feature_detected!("fma")) =>
+        Engine::Avx2Tiles if !Avx2::detected() => Engine::MatrixMultiply,
+        Engine::Avx512Tiles if !Avx512::detected() => Engine::MatrixMultiply,
+        Engine::Avx2Tiles | Engine::Avx512Tiles
+            if len.saturating_mul(k) > TILES_UP_TO || (x.strides()[1] != 1 && k > 1) =>
         {
             Engine::MatrixMultiply
         }
@@ -108,26 +117,21 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
                     matrixmultiply_band(rows, k, n, lhs, (xr, xc), ys, (yr, yc), part)
                 }
                 #[cfg(target_arch = "x86_64")]
-                Engine::Avx2Tiles => {
-                    use super::sgemm_avx2::{Refused, Strided, sgemm};
-                    let strided = |elements, row_stride, col_stride| Strided {
-                        elements,
-                        row_stride,
-                        col_stride,
-                    };
-                    // SAFETY: the CPU has AVX2 and FMA: `engine` stays `Avx2Tiles` only where
-                    // both were detected (above). `sgemm` checks every other requirement itself.
-                    match unsafe {
-                        sgemm(rows, k, n, strided(lhs, xr, xc), strided(ys, yr, yc), part)
-                    } {
-                        Ok(()) => true,
-                        Err(Refused::OutOfMemory { bytes }) => {
-                            refused_bytes.store(bytes, Ordering::Relaxed);
-                            false
-                        }
-                        Err(Refused::Layout) => false,
-                    }
-                }
+                Engine::Avx2Tiles => tiles_band::<Avx2>(
+                    (rows, k, n),
+                    (lhs, xr, xc),
+                    (ys, yr, yc),
+                    part,
+                    &refused_bytes,
+                ),
+                #[cfg(target_arch = "x86_64")]
+                Engine::Avx512Tiles => tiles_band::<Avx512>(
+                    (rows, k, n),
+                    (lhs, xr, xc),
+                    (ys, yr, yc),
+                    part,
+                    &refused_bytes,
+                ),
             }
         });
         let bytes = refused_bytes.load(Ordering::Relaxed);
@@ -142,10 +146,36 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
         }
         // SAFETY: the parts cover the result's `len` elements, each in exactly one part, and
         // every part returned `true` after its engine initialised all of it (each engine's
-        // promise, below and in `sgemm_avx2::sgemm`); `len` is the buffer's capacity.
+        // promise, below and in `sgemm::sgemm`); `len` is the buffer's capacity.
         unsafe { out.set_len(len) };
     }
     Tensor::from_host(out, &[m, n])
+}
+
+/// One band through the register tiles of `K` (`sgemm.rs`): `rows` rows of the result from
+/// `lhs` (the band's first row of `x` on). `false` where the tiles refused (a buffer they could
+/// not allocate also goes to `refused_bytes`).
+#[cfg(target_arch = "x86_64")]
+fn tiles_band<K: Microkernel>(
+    (rows, k, n): (usize, usize, usize),
+    (lhs, xr, xc): (&[f32], usize, usize),
+    (ys, yr, yc): (&[f32], usize, usize),
+    part: &mut [std::mem::MaybeUninit<f32>],
+    refused_bytes: &AtomicUsize,
+) -> bool {
+    let strided = |elements, row_stride, col_stride| Strided {
+        elements,
+        row_stride,
+        col_stride,
+    };
+    match sgemm::<K>(rows, k, n, strided(lhs, xr, xc), strided(ys, yr, yc), part) {
+        Ok(()) => true,
+        Err(Refused::OutOfMemory { bytes }) => {
+            refused_bytes.store(bytes, Ordering::Relaxed);
+            false
+        }
+        Err(Refused::Layout | Refused::Cpu) => false,
+    }
 }
 
 /// One band through `matrixmultiply::sgemm`: `rows` rows of the result from `lhs` (the band's

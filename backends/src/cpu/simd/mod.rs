@@ -20,10 +20,10 @@
 //! | `add` `sub` `mul` `div` `neg` `relu` `relu_backward` | 8 lanes | 16 lanes | 4 lanes | 4 lanes |
 //! | `exp` `log` `tanh` `sigmoid` | 8 lanes | 16 lanes | 4 lanes | — (naive: see `wasm_simd128.rs`) |
 //! | `sum` `mean` | 32 `f32` accumulators (4 vectors) | 32 (2 vectors) | 32 (8 vectors) | 32 (8 vectors) |
-//! | `matmul` | 6 × 16 FMA tiles (`sgemm_avx2.rs`) to 512³ with a row-major `x`, else `matrixmultiply` | — | `matrixmultiply` (NEON) | `matrixmultiply` (`simd128`) |
+//! | `matmul` | 6 × 16 FMA tiles (`sgemm_avx2.rs`) to 512³ with a row-major `x`, else `matrixmultiply` | 14 × 32 FMA tiles (`sgemm_avx512.rs`), the same rule and bits | `matrixmultiply` (NEON) | `matrixmultiply` (`simd128`) |
 //! | `full` | — | — | — | — |
 //!
-//! On an AVX-512 CPU `matmul` runs its AVX2 variant: variants are chosen per op. The `bf16` and
+//! The `bf16` and
 //! `f16` `matmul` (`matmul_half.rs`, through the `f32` engines) is compiled for x86_64 and
 //! aarch64 only: on wasm32 the naive kernel serves it.
 //!
@@ -85,7 +85,11 @@ mod matmul_half;
 #[cfg(target_arch = "aarch64")]
 pub mod neon;
 #[cfg(target_arch = "x86_64")]
+mod sgemm;
+#[cfg(target_arch = "x86_64")]
 mod sgemm_avx2;
+#[cfg(target_arch = "x86_64")]
+mod sgemm_avx512;
 #[cfg(any(
     target_arch = "x86_64",
     target_arch = "aarch64",
