@@ -25,7 +25,7 @@ use super::math_f32::{
     EXP_HI, EXP_LO, EXP_Q, LN2_HI, LN2_LO, LOG_P, LOG_SPLIT, LOG_SUBNORMAL_SCALE, LOG2E, SHIFTER,
     SIGMOID_HI, TANH_2X_HI, TANH_SMALL, TANH_T,
 };
-use super::template::{SUM_BLOCK, SUM_LANES, simd_kernels};
+use super::template::{SUM_LANES, lane_sums_of, simd_kernels};
 
 /// `f32` lanes of one vector.
 pub const LANES: usize = 16;
@@ -266,30 +266,36 @@ fn log(x: __m512) -> __m512 {
     nan_as_input(x, _mm512_mask_blend_ps(is_inf, result, infinity))
 }
 
-/// The `f64` lane sums of a superblock's runs: within each block of [`SUM_BLOCK`] elements,
-/// `f32` accumulator `j` (lane `j % 16` of vector `j / 16`) adds element `j` of each run, two
-/// additions overlapping; then each accumulator goes to `f64` and onto lane `j`'s sum.
+/// The `f64` lane sums of a superblock's runs ([`lane_sums_of`]): `f32` accumulator `j` of a
+/// block of [`SUM_BLOCK`](super::template::SUM_BLOCK) elements is lane `j % 16` of vector
+/// `j / 16`; lane sum `j` is lane `j % 8` of `f64` vector `j / 8`.
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn lane_sums(runs: &[[f32; SUM_LANES]]) -> [f64; SUM_LANES] {
+    type Acc = [__m512; SUM_LANES / LANES];
     // `-0.0` is the identity of `+` (`-0.0 + 0.0 = 0.0`): the sum of `[-0.0]` stays `-0.0`.
-    let mut wide = [_mm512_set1_pd(-0.0); SUM_LANES / 8];
-    for block in runs.chunks(SUM_BLOCK / SUM_LANES) {
-        let mut sums = [_mm512_set1_ps(-0.0); SUM_LANES / LANES];
-        for run in block {
+    let wide = lane_sums_of(
+        runs,
+        [_mm512_set1_pd(-0.0); SUM_LANES / 8],
+        || [_mm512_set1_ps(-0.0); SUM_LANES / LANES],
+        |mut sums: Acc, run| {
             for (sum, v) in sums.iter_mut().zip(run.as_chunks::<LANES>().0) {
                 *sum = _mm512_add_ps(*sum, load(v));
             }
-        }
-        // Vector `i` holds lanes `16i..16i + 16`: its low half onto `wide[2i]`, its high onto
-        // `wide[2i + 1]`.
-        for (i, sum) in sums.into_iter().enumerate() {
-            let low = _mm512_castps512_ps256(sum);
-            let high = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(sum)));
-            wide[2 * i] = _mm512_add_pd(wide[2 * i], _mm512_cvtps_pd(low));
-            wide[2 * i + 1] = _mm512_add_pd(wide[2 * i + 1], _mm512_cvtps_pd(high));
-        }
-    }
+            sums
+        },
+        |mut wide, sums: Acc| {
+            // Vector `i` holds lanes `16i..16i + 16`: its low half onto `wide[2i]`, its high
+            // onto `wide[2i + 1]`.
+            for (i, sum) in sums.into_iter().enumerate() {
+                let low = _mm512_castps512_ps256(sum);
+                let high = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(sum)));
+                wide[2 * i] = _mm512_add_pd(wide[2 * i], _mm512_cvtps_pd(low));
+                wide[2 * i + 1] = _mm512_add_pd(wide[2 * i + 1], _mm512_cvtps_pd(high));
+            }
+            wide
+        },
+    );
     let mut lanes = [0.0; SUM_LANES];
     for (chunk, sum) in lanes.as_chunks_mut::<8>().0.iter_mut().zip(wide) {
         // SAFETY: `chunk` is 8 writable `f64`; `storeu` has no alignment requirement.
