@@ -246,15 +246,29 @@ fn part_len(len: usize, threads: usize, grain: Grain) -> usize {
 /// on the calling thread and the workers when `out` is long enough for `grain`, else once over all
 /// of `out` on the calling thread. Returns whether every call returned `true`. A panic in `f`
 /// (on any thread) is resumed on the calling thread once no part is running.
+///
+/// Inlined, so that a short call (most of a small op's) costs a comparison and a direct call of
+/// `f`, which the compiler can inline too; the split lives in [`split_and_run`].
+#[inline(always)]
 pub(crate) fn for_each_part<T: Send>(
     out: &mut [T],
     grain: Grain,
     f: impl Fn(usize, &mut [T]) -> bool + Sync,
 ) -> bool {
-    let len = out.len();
-    if len < grain.parallel_from {
+    if out.len() < grain.parallel_from {
         return f(0, out);
     }
+    split_and_run(out, grain, f)
+}
+
+/// [`for_each_part`] of an `out` long enough for `grain` to be split.
+#[inline(never)]
+fn split_and_run<T: Send>(
+    out: &mut [T],
+    grain: Grain,
+    f: impl Fn(usize, &mut [T]) -> bool + Sync,
+) -> bool {
+    let len = out.len();
     let Some(pool) = pool() else {
         return f(0, out);
     };
