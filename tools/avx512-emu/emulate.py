@@ -378,9 +378,9 @@ SYSCALLS = {
     228: Emulator.sys_clock_gettime, 231: Emulator.sys_exit, 234: Emulator.sys_kill,
     257: Emulator.sys_no_file, 267: Emulator.sys_no_file, 273: Emulator.sys_ok,
     302: Emulator.sys_prlimit64, 318: Emulator.sys_getrandom, 334: Emulator.sys_enosys,
-    435: Emulator.sys_enosys,
+    332: Emulator.sys_enosys, 262: Emulator.sys_enosys, 435: Emulator.sys_enosys,
 }  # 10 mprotect, 3 close, 273 set_robust_list: accepted; 89/267 readlink(at), 257 openat: ENOENT;
-# 334 rseq, 435 clone3 (glibc falls back to clone): ENOSYS without a word
+# 334 rseq, 332 statx, 262 newfstatat, 435 clone3 (glibc falls back to clone): ENOSYS, quietly
 
 
 def main():
