@@ -94,12 +94,6 @@ class Memory:
     def read(self, addr, length):
         return b"".join(ctypes.string_at(hva, n) for hva, n in self.chunks(addr, length))
 
-    def string(self, addr):
-        out = b""
-        while b"\0" not in out:
-            out += self.read(addr + len(out), PAGE - ((addr + len(out)) & (PAGE - 1)))
-        return out[: out.index(b"\0")]
-
 
 def load_elf(memory, path):
     """Copies the PT_LOAD segments of a static(-pie) ELF to LOAD_BASE; returns its auxv facts."""
@@ -122,7 +116,9 @@ def load_elf(memory, path):
             end = max(end, base + p_vaddr + p_memsz)
             if p_offset <= e_phoff < p_offset + p_filesz:
                 phdr = base + p_vaddr + e_phoff - p_offset
-    return {"entry": base + e_entry, "phdr": phdr, "phent": e_phentsize, "phnum": e_phnum, "end": end}
+    return {
+        "entry": base + e_entry, "phdr": phdr, "phent": e_phentsize, "phnum": e_phnum, "end": end,
+    }
 
 
 def initial_stack(memory, argv, envp, elf):
@@ -181,6 +177,8 @@ class Emulator:
         self.session = bochscpu.Session()
         self.session.missing_page_handler = self.memory.back
         self.memory.page_tables()
+        # Nothing runs at LSTAR (the CPU stops first); should it ever, ud2 stops it loudly.
+        self.memory.write(SYSCALL_ENTRY, b"\x0f\x0b")
         elf = load_elf(self.memory, path)
         sp = initial_stack(self.memory, argv, envp, elf)
         self.brk_start = self.brk_end = (elf["end"] + HUGE) & ~(HUGE - 1)
@@ -209,9 +207,9 @@ class Emulator:
             self.stop_reason = None
             self.session.run([self.hook])
             if self.stop_reason != "syscall":
-                rip = cpu.rip
-                sys.stderr.write(f"emulate.py: {self.stop_reason or 'CPU stopped'} at rip={rip:#x}\n")
-                return 139
+                why = self.stop_reason or "the CPU stopped"
+                sys.stderr.write(f"emulate.py: {why} at rip={cpu.rip:#x}\n")
+                return 139  # as if killed by SIGSEGV
             number = cpu.rax
             args = (cpu.rdi, cpu.rsi, cpu.rdx, cpu.r10, cpu.r8, cpu.r9)
             handler = SYSCALLS.get(number)
@@ -253,12 +251,14 @@ class Emulator:
             self.brk_end = addr
         return self.brk_end
 
-    def sys_mmap(self, addr, length, _prot, flags, fd, offset):
+    def sys_mmap(self, addr, length, _prot, flags, *_):
         if not flags & 0x20:  # MAP_ANONYMOUS only: there are no files
             return -errno.ENODEV
         length = (length + PAGE - 1) & ~(PAGE - 1)
         if flags & 0x10:  # MAP_FIXED: replace what is there with zeros
             self.memory.zero(addr, length)
+            if addr >= MMAP_BASE:
+                self.mmap_next = max(self.mmap_next, addr + length)
             return addr
         if self.mmap_next + length > MAPPED_TOP:
             return -errno.ENOMEM
@@ -310,7 +310,8 @@ class Emulator:
         return -errno.EAGAIN  # no threads: libtest then runs the test on the calling thread
 
     def sys_futex(self, _addr, op, *_):
-        return -errno.EAGAIN if op & 0x7F == 0 else 0  # one thread: nobody waits, nobody wakes
+        # One thread: a wait (FUTEX_WAIT, FUTEX_WAIT_BITSET) could never end, a wake wakes none.
+        return -errno.EAGAIN if op & 0x7F in (0, 9) else 0
 
     def sys_clock_gettime(self, clock, ts, *_):
         now = time.clock_gettime_ns(clock if clock in (0, 1, 4, 7) else 1)
@@ -358,7 +359,10 @@ class Emulator:
         return Exit(status & 0xFF)
 
     def sys_kill(self, _pid, sig, *_):
-        return Exit(128 + sig)  # abort(): the process dies of the signal
+        return Exit(128 + sig) if sig else 0  # abort(): the process dies of the signal
+
+    def sys_tgkill(self, _tgid, tid, sig, *_):
+        return self.sys_kill(tid, sig)
 
 
 class Exit:
@@ -375,7 +379,7 @@ SYSCALLS = {
     72: Emulator.sys_fcntl, 89: Emulator.sys_no_file, 131: Emulator.sys_sigaltstack,
     158: Emulator.sys_arch_prctl, 186: Emulator.sys_getpid, 200: Emulator.sys_kill,
     202: Emulator.sys_futex, 204: Emulator.sys_sched_getaffinity, 218: Emulator.sys_getpid,
-    228: Emulator.sys_clock_gettime, 231: Emulator.sys_exit, 234: Emulator.sys_kill,
+    228: Emulator.sys_clock_gettime, 231: Emulator.sys_exit, 234: Emulator.sys_tgkill,
     257: Emulator.sys_no_file, 267: Emulator.sys_no_file, 273: Emulator.sys_ok,
     302: Emulator.sys_prlimit64, 318: Emulator.sys_getrandom, 334: Emulator.sys_enosys,
     332: Emulator.sys_enosys, 262: Emulator.sys_enosys, 435: Emulator.sys_enosys,
