@@ -4,11 +4,13 @@
 Usage: emulate.py EXECUTABLE [ARGS...]   (a cargo runner: the exit status is the program's)
 
 Bochs's CPU (the `bochscpu` package) runs one thread in 64-bit mode; this file is the rest of a
-user-mode emulator: it loads the executable's segments, builds the initial stack the Linux
-kernel would, and answers the program's system calls. Guest addresses equal guest-physical
-ones (2 MiB pages, mapped once); the host memory behind a page appears on first touch.
-Threads cannot be created (`clone` answers EAGAIN, and libtest then runs each test on the
-main thread); files cannot be opened. Unknown system calls answer ENOSYS, named once on stderr.
+user-mode emulator: it loads the executable (and its dynamic loader, if it has one), builds the
+initial stack the Linux kernel would, and answers the program's system calls. Guest addresses
+equal guest-physical ones (2 MiB pages, mapped once); the host memory behind a page appears on
+first touch. Threads cannot be created (`clone` answers EAGAIN, and libtest then runs each
+test on the main thread). Files are the host's, read-only, except /proc, /sys and /dev (the
+loader reads the shared libraries; nothing else should need a file). Unknown system calls
+answer ENOSYS, named once on stderr.
 """
 
 import ctypes
@@ -33,7 +35,8 @@ HUGE = 0x20_0000  # the 2 MiB pages the page tables map
 MAPPED_TOP = 64 << 30  # addresses [HUGE, MAPPED_TOP) are mapped; the first 2 MiB are not (NULL)
 PML4, PDPT, PD = 0x1000, 0x2000, 0x3000  # page tables: physical only, below HUGE
 SYSCALL_ENTRY = HUGE  # LSTAR: the CPU stops here on every `syscall` (see Emulator.run)
-LOAD_BASE = 0x40_0000
+LOAD_BASE = 0x40_0000  # a position-independent executable
+INTERP_BASE = 0x4000_0000  # its dynamic loader (ld-linux-x86-64.so.2), if any
 STACK_TOP = 0x8000_0000
 MMAP_BASE = 4 << 30  # anonymous mappings, handed out upwards and never reused
 IS_SYSCALL = int(bochscpu.InstructionType.IS_SYSCALL.value)
@@ -94,34 +97,41 @@ class Memory:
     def read(self, addr, length):
         return b"".join(ctypes.string_at(hva, n) for hva, n in self.chunks(addr, length))
 
+    def string(self, addr):
+        """The NUL-terminated string at `addr`, decoded as a path."""
+        out = b""
+        while b"\0" not in out:
+            out += self.read(addr + len(out), PAGE - ((addr + len(out)) & (PAGE - 1)))
+        return os.fsdecode(out[: out.index(b"\0")])
 
-def load_elf(memory, path):
-    """Copies the PT_LOAD segments of a static(-pie) ELF to LOAD_BASE; returns its auxv facts."""
+
+def load_elf(memory, path, base):
+    """Copies the PT_LOAD segments of an ELF executable to `base` (if position-independent);
+    returns what the auxiliary vector says about it, and its PT_INTERP path if it has one."""
     with open(path, "rb") as f:
         image = f.read()
     if image[:4] != b"\x7fELF" or image[4] != 2:
         sys.exit(f"emulate.py: {path} is not a 64-bit ELF file")
     e_type, _, _, e_entry, e_phoff = struct.unpack_from("<HHIQQ", image, 16)
     e_phentsize, e_phnum = struct.unpack_from("<HH", image, 54)
-    base = LOAD_BASE if e_type == 3 else 0  # ET_DYN (static-pie) is placed; ET_EXEC is not
-    phdr, end = None, 0
+    base = base if e_type == 3 else 0  # ET_DYN is placed; ET_EXEC says where it goes
+    elf = {"base": base, "entry": base + e_entry, "phent": e_phentsize, "phnum": e_phnum}
+    elf["end"], elf["interp"], elf["phdr"] = 0, None, 0
     for i in range(e_phnum):
         p_type, _, p_offset, p_vaddr, _, p_filesz, p_memsz, _ = struct.unpack_from(
             "<IIQQQQQQ", image, e_phoff + i * e_phentsize
         )
         if p_type == 3:  # PT_INTERP
-            sys.exit(f"emulate.py: {path} is dynamically linked; build it with crt-static")
+            elf["interp"] = image[p_offset : p_offset + p_filesz].rstrip(b"\0").decode()
         if p_type == 1:  # PT_LOAD; the rest of p_memsz is .bss, zero already
             memory.write(base + p_vaddr, image[p_offset : p_offset + p_filesz])
-            end = max(end, base + p_vaddr + p_memsz)
+            elf["end"] = max(elf["end"], base + p_vaddr + p_memsz)
             if p_offset <= e_phoff < p_offset + p_filesz:
-                phdr = base + p_vaddr + e_phoff - p_offset
-    return {
-        "entry": base + e_entry, "phdr": phdr, "phent": e_phentsize, "phnum": e_phnum, "end": end,
-    }
+                elf["phdr"] = base + p_vaddr + e_phoff - p_offset
+    return elf
 
 
-def initial_stack(memory, argv, envp, elf):
+def initial_stack(memory, argv, envp, elf, interp_base):
     """Writes argc, argv, envp and the auxiliary vector as Linux does; returns the stack pointer."""
     strings = b""
     offsets = []
@@ -136,10 +146,10 @@ def initial_stack(memory, argv, envp, elf):
     pointers = [area + o for o in offsets]
     arg_ptrs, env_ptrs, platform = pointers[: len(argv)], pointers[len(argv) : -1], pointers[-1]
     auxv = [
-        (3, elf["phdr"]), (4, elf["phent"]), (5, elf["phnum"]), (6, PAGE), (7, 0), (8, 0),
+        (3, elf["phdr"]), (4, elf["phent"]), (5, elf["phnum"]), (6, PAGE), (7, interp_base), (8, 0),
         (9, elf["entry"]), (11, 0), (12, 0), (13, 0), (14, 0), (15, platform), (16, 0),
         (17, 100), (23, 0), (25, area - 16), (31, arg_ptrs[0]), (51, 0x2000), (0, 0),
-    ]  # AT_PHDR … AT_RANDOM, AT_EXECFN, AT_MINSIGSTKSZ, AT_NULL
+    ]  # AT_PHDR … AT_BASE (the loader's) … AT_RANDOM, AT_EXECFN, AT_MINSIGSTKSZ, AT_NULL
     words = [len(argv)] + arg_ptrs + [0] + env_ptrs + [0] + [x for pair in auxv for x in pair]
     sp = (area - 16 - 8 * len(words)) & ~0xF
     memory.write(sp, struct.pack(f"<{len(words)}Q", *words))
@@ -179,14 +189,19 @@ class Emulator:
         self.memory.page_tables()
         # Nothing runs at LSTAR (the CPU stops first); should it ever, ud2 stops it loudly.
         self.memory.write(SYSCALL_ENTRY, b"\x0f\x0b")
-        elf = load_elf(self.memory, path)
-        sp = initial_stack(self.memory, argv, envp, elf)
+        elf = load_elf(self.memory, path, LOAD_BASE)
+        start, interp_base = elf["entry"], 0
+        if elf["interp"]:  # the kernel starts the dynamic loader, which maps the libraries
+            interp = load_elf(self.memory, elf["interp"], INTERP_BASE)
+            start, interp_base = interp["entry"], interp["base"]
+        sp = initial_stack(self.memory, argv, envp, elf, interp_base)
         self.brk_start = self.brk_end = (elf["end"] + HUGE) & ~(HUGE - 1)
+        self.files = set()  # host file descriptors the program opened
         self.mmap_next = MMAP_BASE
         self.fs_base = 0
         self.unknown = set()
         self.stop_reason = None
-        self.session.cpu.state = long_mode_state(elf["entry"], sp)
+        self.session.cpu.state = long_mode_state(start, sp)
         self.hook = bochscpu.Hook()
         self.hook.far_branch = self.on_far_branch
         self.hook.exception = self.on_exception
@@ -241,8 +256,50 @@ class Emulator:
         data = b"".join(self.memory.read(vectors[2 * i], vectors[2 * i + 1]) for i in range(iovcnt))
         return os.write(fd, data)
 
-    def sys_read(self, fd, *_):
-        return 0 if fd == 0 else -errno.EBADF
+    def sys_read(self, fd, buf, count, *_):
+        return self.sys_pread64(fd, buf, count, None)
+
+    def sys_pread64(self, fd, buf, count, offset, *_):
+        if fd == 0:
+            return 0  # stdin is empty
+        if fd not in self.files:
+            return -errno.EBADF
+        data = os.read(fd, count) if offset is None else os.pread(fd, count, offset)
+        self.memory.write(buf, data)
+        return len(data)
+
+    def sys_openat(self, _dirfd, path, flags, *_):
+        path = self.memory.string(path)
+        if flags & 3 or path.startswith(("/proc", "/sys", "/dev")) or not path.startswith("/"):
+            return -errno.ENOENT  # read-only, absolute paths, regular files
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as error:
+            return -error.errno
+        self.files.add(fd)
+        return fd
+
+    def sys_close(self, fd, *_):
+        if fd in self.files:
+            self.files.discard(fd)
+            os.close(fd)
+        return 0
+
+    def sys_fstat(self, fd, buf, *_):
+        if fd not in self.files:
+            return -errno.EBADF
+        st = os.fstat(fd)
+        times = [int(t) for x in (st.st_atime_ns, st.st_mtime_ns, st.st_ctime_ns) for t in divmod(x, 10**9)]
+        self.memory.write(buf, struct.pack(
+            "<QQQIIIIQqqq6q24x", st.st_dev, st.st_ino, st.st_nlink, st.st_mode, st.st_uid,
+            st.st_gid, 0, st.st_rdev, st.st_size, st.st_blksize, st.st_blocks, *times,
+        ))  # struct stat of x86_64
+        return 0
+
+    def sys_newfstatat(self, dirfd, path, buf, flags, *_):
+        if flags & 0x1000 and not self.memory.string(path):  # AT_EMPTY_PATH: fstat(dirfd)
+            return self.sys_fstat(dirfd, buf)
+        return -errno.ENOSYS
 
     def sys_brk(self, addr, *_):
         if self.brk_start <= addr < MMAP_BASE:
@@ -251,19 +308,22 @@ class Emulator:
             self.brk_end = addr
         return self.brk_end
 
-    def sys_mmap(self, addr, length, _prot, flags, *_):
-        if not flags & 0x20:  # MAP_ANONYMOUS only: there are no files
-            return -errno.ENODEV
+    def sys_mmap(self, addr, length, _prot, flags, fd, offset):
+        file = not flags & 0x20  # not MAP_ANONYMOUS: a private copy of a file's bytes
+        if file and fd not in self.files:
+            return -errno.EBADF
         length = (length + PAGE - 1) & ~(PAGE - 1)
-        if flags & 0x10:  # MAP_FIXED: replace what is there with zeros
+        if flags & 0x10:  # MAP_FIXED: replace what is there
             self.memory.zero(addr, length)
             if addr >= MMAP_BASE:
                 self.mmap_next = max(self.mmap_next, addr + length)
-            return addr
-        if self.mmap_next + length > MAPPED_TOP:
+        elif self.mmap_next + length > MAPPED_TOP:
             return -errno.ENOMEM
-        addr, self.mmap_next = self.mmap_next, self.mmap_next + length
-        return addr  # untouched pages are zero when first backed
+        else:  # untouched pages are zero when first backed
+            addr, self.mmap_next = self.mmap_next, self.mmap_next + length
+        if file:
+            self.memory.write(addr, os.pread(fd, length, offset))
+        return addr
 
     def sys_munmap(self, addr, length, *_):
         if addr >= MMAP_BASE:
@@ -371,7 +431,8 @@ class Exit:
 
 
 SYSCALLS = {
-    0: Emulator.sys_read, 1: Emulator.sys_write, 3: Emulator.sys_ok, 7: Emulator.sys_poll,
+    0: Emulator.sys_read, 1: Emulator.sys_write, 3: Emulator.sys_close, 5: Emulator.sys_fstat,
+    7: Emulator.sys_poll, 17: Emulator.sys_pread64, 21: Emulator.sys_no_file,
     9: Emulator.sys_mmap, 10: Emulator.sys_ok, 11: Emulator.sys_munmap, 12: Emulator.sys_brk,
     13: Emulator.sys_rt_sigaction, 14: Emulator.sys_rt_sigprocmask, 16: Emulator.sys_ioctl,
     20: Emulator.sys_writev, 28: Emulator.sys_madvise, 39: Emulator.sys_getpid,
@@ -380,11 +441,11 @@ SYSCALLS = {
     158: Emulator.sys_arch_prctl, 186: Emulator.sys_getpid, 200: Emulator.sys_kill,
     202: Emulator.sys_futex, 204: Emulator.sys_sched_getaffinity, 218: Emulator.sys_getpid,
     228: Emulator.sys_clock_gettime, 231: Emulator.sys_exit, 234: Emulator.sys_tgkill,
-    257: Emulator.sys_no_file, 267: Emulator.sys_no_file, 273: Emulator.sys_ok,
+    257: Emulator.sys_openat, 267: Emulator.sys_no_file, 273: Emulator.sys_ok,
     302: Emulator.sys_prlimit64, 318: Emulator.sys_getrandom, 334: Emulator.sys_enosys,
-    332: Emulator.sys_enosys, 262: Emulator.sys_enosys, 435: Emulator.sys_enosys,
-}  # 10 mprotect, 3 close, 273 set_robust_list: accepted; 89/267 readlink(at), 257 openat: ENOENT;
-# 334 rseq, 332 statx, 262 newfstatat, 435 clone3 (glibc falls back to clone): ENOSYS, quietly
+    332: Emulator.sys_enosys, 262: Emulator.sys_newfstatat, 435: Emulator.sys_enosys,
+}  # 10 mprotect, 273 set_robust_list: accepted; 21 access, 89/267 readlink(at): ENOENT;
+# 334 rseq, 332 statx, 435 clone3 (glibc falls back to clone): ENOSYS, quietly
 
 
 def main():
@@ -392,7 +453,9 @@ def main():
         sys.exit(__doc__)
     path = sys.argv[1]
     argv = [path] + sys.argv[2:]
-    envp = [f"{k}={v}" for k, v in os.environ.items()]
+    # Bochs faults on the XRSTOR of glibc's lazy symbol binding (_dl_runtime_resolve_xsavec):
+    # bind every symbol at load instead (Rust links with -z now anyway).
+    envp = [f"{k}={v}" for k, v in {**os.environ, "LD_BIND_NOW": "1"}.items()]
     status = Emulator(path, argv, envp).run()
     sys.stdout.flush()
     # os._exit: the bochscpu module crashes in interpreter teardown.
