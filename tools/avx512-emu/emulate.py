@@ -289,11 +289,13 @@ class Emulator:
         if fd not in self.files:
             return -errno.EBADF
         st = os.fstat(fd)
-        times = [int(t) for x in (st.st_atime_ns, st.st_mtime_ns, st.st_ctime_ns) for t in divmod(x, 10**9)]
+        stamps = (st.st_atime_ns, st.st_mtime_ns, st.st_ctime_ns)
+        times = [t for ns in stamps for t in divmod(ns, 10**9)]  # seconds, nanoseconds
+        layout = "<QQQIIIIQqqq6q24x"  # struct stat of x86_64
         self.memory.write(buf, struct.pack(
-            "<QQQIIIIQqqq6q24x", st.st_dev, st.st_ino, st.st_nlink, st.st_mode, st.st_uid,
-            st.st_gid, 0, st.st_rdev, st.st_size, st.st_blksize, st.st_blocks, *times,
-        ))  # struct stat of x86_64
+            layout, st.st_dev, st.st_ino, st.st_nlink, st.st_mode, st.st_uid, st.st_gid, 0,
+            st.st_rdev, st.st_size, st.st_blksize, st.st_blocks, *times,
+        ))
         return 0
 
     def sys_newfstatat(self, dirfd, path, buf, flags, *_):
