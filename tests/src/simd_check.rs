@@ -9,6 +9,13 @@ pub const SIZES: &[usize] = &[
     0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 1001, 4099, 100_003,
 ];
 
+/// Whether this run is on an emulated CPU (`tools/avx512-emu` sets `SWITCHYARD_TESTS_EMULATED`),
+/// a few hundred times slower than a real one: cases chosen for size alone (past a threshold
+/// between engines, not a kernel's edge) are left to native runs.
+pub fn emulated() -> bool {
+    std::env::var_os("SWITCHYARD_TESTS_EMULATED").is_some()
+}
+
 /// The special values every elementwise input contains somewhere (when it is long enough).
 pub const SPECIALS: [f32; 11] = [
     f32::NAN,

@@ -1,0 +1,53 @@
+//! The CPU a run was promised is the CPU it got: with `SWITCHYARD_EXPECT_CPU=avx512` (set by
+//! `tools/avx512-emu/run-tests`, whose emulated CPU has AVX-512) this process must detect
+//! AVX-512 and dispatch must install the `_avx512` variants, so that the differential tests
+//! beside it compare those variants and not others. It prints the policy and each op's variant
+//! (`--nocapture`). Without the variable there is nothing promised and nothing to check.
+
+use switchyard::cpu::{Capability, CpuPolicy};
+use switchyard::ops::{
+    add, div, exp, log, matmul, mean, mul, neg, relu, relu_backward, sigmoid, sub, sum, tanh,
+};
+use switchyard::{DTypeColumn, DispatchKey, OpHandle, SlotOrigin};
+use switchyard_backends as _; // the standard ops' kernels
+
+#[test]
+fn the_promised_cpu_is_detected_and_its_variants_installed() {
+    let Ok(promised) = std::env::var("SWITCHYARD_EXPECT_CPU") else {
+        return;
+    };
+    let want = Capability::parse(&promised)
+        .unwrap_or_else(|| panic!("SWITCHYARD_EXPECT_CPU={promised} names no capability"));
+    let policy = CpuPolicy::current();
+    println!("{policy}");
+    assert_eq!(policy.capability(), want, "{policy}");
+    // The ops with a variant at every x86 level (`matmul` has AVX2 tiles only: printed).
+    let ops: [(&str, OpHandle); 13] = [
+        ("add", add::handle()),
+        ("sub", sub::handle()),
+        ("mul", mul::handle()),
+        ("div", div::handle()),
+        ("neg", neg::handle()),
+        ("relu", relu::handle()),
+        ("relu_backward", relu_backward::handle()),
+        ("exp", exp::handle()),
+        ("log", log::handle()),
+        ("tanh", tanh::handle()),
+        ("sigmoid", sigmoid::handle()),
+        ("sum", sum::handle()),
+        ("mean", mean::handle()),
+    ];
+    for (op, handle) in ops {
+        let slot = handle
+            .slot_in(DispatchKey::CpuSimd, DTypeColumn::F32)
+            .unwrap();
+        println!("{op} f32 at CpuSimd: {slot}");
+        let name = format!("{op}_{}", want.name());
+        assert!(
+            matches!(slot, SlotOrigin::Kernel(meta) if meta.name == name),
+            "{op}: expected {name}, got {slot}"
+        );
+    }
+    let matmul = matmul::handle().slot_in(DispatchKey::CpuSimd, DTypeColumn::F32);
+    println!("matmul f32 at CpuSimd: {}", matmul.unwrap());
+}
