@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 
 use switchyard::Tensor;
-use switchyard::ops::{add, exp, matmul, mean, mul, relu, sum, transpose};
+use switchyard::ops::{add, exp, matmul, mean, mul, relu, sum, tanh, transpose};
 use switchyard_backends::{num_threads, reset_num_threads, set_num_threads};
 use switchyard_tests::simd_check::data;
 
@@ -34,12 +34,14 @@ fn same_bits_at_every_count(what: &str, f: impl Fn() -> Tensor) {
 
 #[test]
 fn elementwise_ops_give_the_same_bits_at_every_thread_count() {
-    for n in [1000, (1 << 16) + 13, (1 << 20) + 5] {
+    // 16K + 7: split for `exp` and `tanh` (from 16K), not for `add`, `mul`, `relu` (from 64K).
+    for n in [1000, (1 << 14) + 7, (1 << 16) + 13, (1 << 20) + 5] {
         let (xs, ys) = (data(n, 1, -10.0, 10.0, true), data(n, 2, -10.0, 10.0, true));
         let (x, y) = (Tensor::vector(&xs), Tensor::vector(&ys));
         same_bits_at_every_count(&format!("add n={n}"), || add(&x, &y));
         same_bits_at_every_count(&format!("mul n={n}"), || mul(&x, &y));
         same_bits_at_every_count(&format!("exp n={n}"), || exp(&x));
+        same_bits_at_every_count(&format!("tanh n={n}"), || tanh(&x));
         same_bits_at_every_count(&format!("relu n={n}"), || relu(&x));
         // And against one element at a time: the parts cover every element once.
         let sums = add(&x, &y).to_vec::<f32>();

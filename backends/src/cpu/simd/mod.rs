@@ -29,7 +29,7 @@
 //!
 //! Large calls run on the CPU backends' worker threads ([`crate::cpu::threads`]; wasm32 has
 //! none, the calling thread runs everything): elementwise
-//! ops from 64K elements, `sum`/`mean` from 128K, `matmul` from 2²¹ multiply-adds (a 128³
+//! ops from 64K elements (`exp`, `log`, `tanh`, `sigmoid` from 16K), `sum`/`mean` from 128K, `matmul` from 2²¹ multiply-adds (a 128³
 //! product). The results are the same bits at every thread count.
 //!
 //! What the variants promise, relative to the naive backend (tested in `tests/tests/simd_*.rs`,

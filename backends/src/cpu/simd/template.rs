@@ -40,10 +40,21 @@ pub(crate) const SUM_SUPERBLOCK: usize = 64 * SUM_BLOCK;
 /// How elementwise kernels split across threads: from 64K elements (below, waking workers costs
 /// more than it saves), in parts of whole 64-element runs (256 bytes: a part starts on a cache
 /// line and on a vector of every ISA) of at least 16K elements.
-const ELEMENTWISE: Grain = Grain {
+pub(crate) const ELEMENTWISE: Grain = Grain {
     parallel_from: 1 << 16,
     multiple: 64,
     min_part: 1 << 14,
+    parts_per_thread: 4,
+};
+
+/// How `exp`, `log`, `tanh` and `sigmoid` split: as [`ELEMENTWISE`], but from 16K elements, in
+/// parts of at least 4K: an element costs them several times what it costs `add`, so waking the
+/// workers pays off on shorter tensors (on 2 cores at 16K: `exp` 1.1×, `tanh` 1.4× one thread;
+/// at 8K, no gain; benches/README.md).
+pub(crate) const TRANSCENDENTAL: Grain = Grain {
+    parallel_from: 1 << 14,
+    multiple: 64,
+    min_part: 1 << 12,
     parts_per_thread: 4,
 };
 
@@ -67,13 +78,14 @@ pub(crate) fn map(
     op: &'static str,
     x: &Tensor,
     naive: fn(&Tensor) -> Result<Tensor>,
+    grain: Grain,
     part: impl Fn(&[f32], &mut [MaybeUninit<f32>]) -> bool + Sync,
 ) -> Result<Tensor> {
     let Some(view) = contiguous_f32(op, x)? else {
         return naive(x);
     };
     let xs = view.contiguous().unwrap_or_default();
-    let out = fill(op, xs.len(), |start, out| {
+    let out = fill(op, xs.len(), grain, |start, out| {
         part(&xs[start..start + out.len()], out)
     })?;
     Tensor::from_host(out, x.shape())
@@ -146,7 +158,7 @@ pub(crate) fn zip(
     match rows {
         Some(rows) => zip_rows(op, xs, ys, rows, part),
         None => {
-            let out = fill(op, xs.len(), |start, out| {
+            let out = fill(op, xs.len(), ELEMENTWISE, |start, out| {
                 let range = start..start + out.len();
                 part(&xs[range.clone()], &ys[range], out)
             })?;
@@ -219,7 +231,7 @@ fn zip_rows(
         Repeats::X => (ys, xs),
         Repeats::Y => (xs, ys),
     };
-    let out = fill(op, large.len(), |start, out| {
+    let out = fill(op, large.len(), ELEMENTWISE, |start, out| {
         let mut all_written = true;
         let mut done = 0;
         while done < out.len() {
@@ -265,10 +277,11 @@ pub(crate) fn zip_part<const N: usize>(
 fn fill(
     op: &'static str,
     len: usize,
+    grain: Grain,
     part: impl Fn(usize, &mut [MaybeUninit<f32>]) -> bool + Sync,
 ) -> Result<switchyard::HostVec<f32>> {
     let mut out = switchyard::host_buffer::<f32>(op, len)?;
-    let all_written = threads::for_each_part(&mut out.spare()[..len], ELEMENTWISE, part);
+    let all_written = threads::for_each_part(&mut out.spare()[..len], grain, part);
     if !all_written {
         // A part's iterators ended early: a defect of this module, reported, never exposed.
         return Err(DispatchError::kernel(
@@ -452,29 +465,29 @@ macro_rules! simd_kernels {
     (@neg $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary neg neg_naive $name $cpu $needs
             "`-x`: the sign bit flipped, NaN included, as scalar negation does.";
-            Some(<f32 as $crate::cpu::naive::Arith>::neg));
+            ELEMENTWISE; Some(<f32 as $crate::cpu::naive::Arith>::neg));
     };
     (@relu $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary relu relu_naive $name $cpu $needs
-            "`max(x, 0)`, NaN kept."; Some(<f32 as $crate::cpu::naive::Arith>::relu));
+            "`max(x, 0)`, NaN kept."; ELEMENTWISE; Some(<f32 as $crate::cpu::naive::Arith>::relu));
     };
     // The transcendental ops have no scalar twin: the C library's functions may differ by 1 ulp
     // from the vector ones, and every element of one tensor should get the same function.
     (@exp $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary exp exp_naive $name $cpu $needs
-            "`e^x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`)."; None);
+            "`e^x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`)."; TRANSCENDENTAL; None);
     };
     (@log $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary log log_naive $name $cpu $needs
-            "`ln x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`)."; None);
+            "`ln x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`)."; TRANSCENDENTAL; None);
     };
     (@tanh $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary tanh tanh_naive $name $cpu $needs
-            "`tanh x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`)."; None);
+            "`tanh x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`)."; TRANSCENDENTAL; None);
     };
     (@sigmoid $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary sigmoid sigmoid_naive $name $cpu $needs
-            "`1 / (1 + e^−x)` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`)."; None);
+            "`1 / (1 + e^−x)` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`)."; TRANSCENDENTAL; None);
     };
     (@relu_backward $name:ident $cpu:tt $needs:tt) => {
         // Anything but two contiguous `f32` tensors of one shape goes below `CpuSimd`: the op
@@ -545,11 +558,12 @@ macro_rules! simd_kernels {
             }
         );
     };
-    (@unary $op:ident $naive:ident $name:ident $cpu:tt $needs:tt $doc:tt; $scalar:expr) => {
+    (@unary $op:ident $naive:ident $name:ident $cpu:tt $needs:tt $doc:tt; $grain:ident; $scalar:expr) => {
         $crate::cpu::simd::template::simd_kernels!(@kernel $op $cpu $needs $doc;
             pub fn $name(x: &::switchyard::Tensor) -> ::switchyard::Result<::switchyard::Tensor> {
                 let naive = $crate::cpu::naive::$naive;
-                $crate::cpu::simd::template::map(stringify!($op), x, naive, |xs, out| {
+                let grain = $crate::cpu::simd::template::$grain;
+                $crate::cpu::simd::template::map(stringify!($op), x, naive, grain, |xs, out| {
                     $crate::cpu::simd::template::map_part(xs, out, |a| store($op(load(a))), $scalar)
                 })
             }
