@@ -1,7 +1,10 @@
 //! Shared by the `simd_*` tests: deterministic data with special values, and the comparisons
 //! each SIMD kernel must pass against the naive backend (the oracle).
 
-use switchyard::Tensor;
+use switchyard::ops::{
+    add, div, exp, log, matmul, mean, mul, neg, relu, relu_backward, sigmoid, sub, sum, tanh,
+};
+use switchyard::{OpHandle, Tensor};
 
 /// Sizes around every vector width in use (4, 8, 16 lanes; 16 and 32 per reduction block):
 /// empty, one, lanes − 1, lanes, lanes + 1, odd, and large.
@@ -135,4 +138,24 @@ pub fn assert_sum_close(what: &str, values: &[f32], got: f32, want: f32) {
         error <= tolerance,
         "{what}: {got:e} vs naive {want:e}: error {error:e} > tolerance {tolerance:e}"
     );
+}
+
+/// The ops with a CPU SIMD kernel (a variant per instruction set), by name.
+pub fn simd_ops() -> [(&'static str, OpHandle); 14] {
+    [
+        ("add", add::handle()),
+        ("sub", sub::handle()),
+        ("mul", mul::handle()),
+        ("div", div::handle()),
+        ("neg", neg::handle()),
+        ("relu", relu::handle()),
+        ("relu_backward", relu_backward::handle()),
+        ("exp", exp::handle()),
+        ("log", log::handle()),
+        ("tanh", tanh::handle()),
+        ("sigmoid", sigmoid::handle()),
+        ("sum", sum::handle()),
+        ("mean", mean::handle()),
+        ("matmul", matmul::handle()),
+    ]
 }

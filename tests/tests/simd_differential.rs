@@ -15,7 +15,7 @@ use switchyard::ops::{
 };
 use switchyard::{DispatchKey, DispatchKeySet, Result, SlotOrigin, Tensor};
 use switchyard_tests::simd_check::{
-    SIZES, assert_exact, assert_sum_close, data, emulated, same, tensor, ulps,
+    SIZES, assert_exact, assert_sum_close, data, emulated, same, simd_ops, tensor, ulps,
 };
 
 type Binary = fn(&Tensor, &Tensor) -> Result<Tensor>;
@@ -246,22 +246,7 @@ fn unary_runs(op: &str, dispatched: Unary) -> Vec<(&'static str, Unary)> {
 
 #[test]
 fn dispatch_installs_the_best_variant_this_cpu_runs() {
-    let handles = [
-        ("add", add::handle()),
-        ("sub", sub::handle()),
-        ("mul", mul::handle()),
-        ("div", div::handle()),
-        ("neg", neg::handle()),
-        ("relu", relu::handle()),
-        ("relu_backward", relu_backward::handle()),
-        ("exp", exp::handle()),
-        ("log", log::handle()),
-        ("tanh", tanh::handle()),
-        ("sigmoid", sigmoid::handle()),
-        ("sum", sum::handle()),
-        ("mean", mean::handle()),
-        ("matmul", matmul::handle()),
-    ];
+    let handles = simd_ops();
     for (op, handle) in handles {
         let slot = handle
             .slot_in(DispatchKey::CpuSimd, DTypeColumn::F32)

@@ -5,11 +5,9 @@
 //! (`--nocapture`). Without the variable there is nothing promised and nothing to check.
 
 use switchyard::cpu::{Capability, CpuPolicy};
-use switchyard::ops::{
-    add, div, exp, log, matmul, mean, mul, neg, relu, relu_backward, sigmoid, sub, sum, tanh,
-};
-use switchyard::{DTypeColumn, DispatchKey, OpHandle, SlotOrigin};
+use switchyard::{DTypeColumn, DispatchKey, SlotOrigin};
 use switchyard_backends as _; // the standard ops' kernels
+use switchyard_tests::simd_check::simd_ops;
 
 #[test]
 fn the_promised_cpu_is_detected_and_its_variants_installed() {
@@ -22,22 +20,7 @@ fn the_promised_cpu_is_detected_and_its_variants_installed() {
     println!("{policy}");
     assert_eq!(policy.capability(), want, "{policy}");
     // The ops with a variant at every x86 level.
-    let ops: [(&str, OpHandle); 14] = [
-        ("add", add::handle()),
-        ("sub", sub::handle()),
-        ("mul", mul::handle()),
-        ("div", div::handle()),
-        ("neg", neg::handle()),
-        ("relu", relu::handle()),
-        ("relu_backward", relu_backward::handle()),
-        ("exp", exp::handle()),
-        ("log", log::handle()),
-        ("tanh", tanh::handle()),
-        ("sigmoid", sigmoid::handle()),
-        ("sum", sum::handle()),
-        ("mean", mean::handle()),
-        ("matmul", matmul::handle()),
-    ];
+    let ops = simd_ops();
     for (op, handle) in ops {
         let slot = handle
             .slot_in(DispatchKey::CpuSimd, DTypeColumn::F32)
