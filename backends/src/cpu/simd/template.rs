@@ -51,6 +51,7 @@ pub(crate) const ELEMENTWISE: Grain = Grain {
 /// parts of at least 4K: an element costs them several times what it costs `add`, so waking the
 /// workers pays off on shorter tensors (on 2 cores at 16K: `exp` 1.1×, `tanh` 1.4× one thread;
 /// at 8K, no gain; benches/README.md).
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))] // wasm32 has no such kernels
 pub(crate) const TRANSCENDENTAL: Grain = Grain {
     parallel_from: 1 << 14,
     multiple: 64,
