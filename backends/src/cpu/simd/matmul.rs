@@ -1,8 +1,9 @@
 //! `matmul` of `f32` on the CPU SIMD backend: the product cut into bands of whole rows (threads),
 //! each band computed by one engine. On x86-64 our register-tiled kernels (`sgemm.rs`: 6 × 16
 //! tiles with AVX2+FMA, 14 × 32 with AVX-512F, the same bits) serve products up to 512³
-//! multiply-adds with a row-major `x` (`TILES_UP_TO`), and the `matrixmultiply` crate (packed panels, cache blocking and a
-//! microkernel per ISA; pure Rust, well kept) the rest; on aarch64 `matrixmultiply` serves all.
+//! multiply-adds with a row-major `x` (`TILES_UP_TO`), and the `matrixmultiply` crate (packed
+//! panels, cache blocking and a microkernel per ISA; pure Rust, well kept) the rest; on aarch64
+//! `matrixmultiply` serves all.
 //! Both take any row and column strides, so transposed and sliced `f32` operands need no copy;
 //! other dtypes take the naive kernel.
 
@@ -48,8 +49,8 @@ impl Engine {
 }
 
 /// The largest product (multiply-adds, `m·k·n`) the tiles serve (AVX2 and AVX-512 alike: the
-/// bound was measured with the AVX2 tile); `matrixmultiply` serves
-/// larger ones. Measured side by side (`benches/peers`, one thread, an AVX2 EPYC without
+/// bound was measured with the AVX2 tile); `matrixmultiply` serves larger ones. Measured side by
+/// side (`benches/peers`, one thread, an AVX2 EPYC without
 /// AVX-512): the tiles ran 64² in 7.1 µs against 7.5 and 256² in 372 µs against 407, but 1024²
 /// in 26.7 ms against 25.3 (`matrixmultiply` packs `x` too, which pays off once `x` outgrows
 /// the caches; a strip of `x` read in place there crosses rows 4 KB apart). The bound sits

@@ -16,7 +16,7 @@
 //! blocks added in order. Neither the tile's size nor the rows a thread's part holds change
 //! that order: both microkernels give the same bits, at every thread count.
 
-#![allow(unsafe_code)] // raw element accesses of the microkernels, each justified at its use
+#![allow(unsafe_code)] // the microkernels' contract (an unsafe trait) and their calls, justified at each
 
 use std::mem::MaybeUninit;
 
@@ -85,8 +85,9 @@ pub(crate) struct Tile {
 /// A register-tiled microkernel.
 ///
 /// # Safety
-/// `run` reads and writes only what `Tile` names for its `rows` and `cols`, and when `first` is
-/// set writes every element of the tile before anything reads it.
+/// `detected()` is true only on a CPU with every feature `run` needs; `run` reads and writes
+/// only what `Tile` names for its `rows` and `cols`, and when `first` is set writes every element
+/// of the tile before anything reads it.
 pub(crate) unsafe trait Microkernel {
     /// Rows of the register tile.
     const MR: usize;
