@@ -705,6 +705,35 @@ fn matmul_variants_give_the_same_bits() {
     }
 }
 
+/// A `bf16` or `f16` product on the CPU SIMD backend is the `f32` product of the widened
+/// operands, rounded once: the same bits as each `f32` variant's product (on x86-64 it takes the
+/// tiles of the best instruction set the CPU policy allows, which agree bit for bit). (On wasm32
+/// the naive kernel serves these dtypes.)
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[test]
+fn half_matmul_is_the_rounded_product_of_every_f32_variant() {
+    use switchyard::DType;
+    use switchyard::ops::to_dtype;
+    for dtype in [DType::BF16, DType::F16] {
+        for (m, k, n) in [(29, 260, 81), (7, 9, 8)] {
+            let x = Tensor::from_vec(data(m * k, 31, -1.0, 1.0, false), &[m, k]).unwrap();
+            let y = Tensor::from_vec(data(k * n, 32, -1.0, 1.0, false), &[k, n]).unwrap();
+            let (xh, yh) = (to_dtype(&x, dtype), to_dtype(&y, dtype));
+            let (xw, yw) = (to_dtype(&xh, DType::F32), to_dtype(&yh, DType::F32));
+            let got = to_dtype(&matmul(&xh, &yh), DType::F32).to_vec::<f32>();
+            for (name, run) in isa::binary("matmul") {
+                let want = to_dtype(&to_dtype(&run(&xw, &yw).unwrap(), dtype), DType::F32);
+                assert!(
+                    got.iter()
+                        .zip(want.to_vec::<f32>())
+                        .all(|(g, w)| same(*g, w)),
+                    "{dtype} matmul against {name}'s rounded product, {m}x{k}x{n}"
+                );
+            }
+        }
+    }
+}
+
 /// The bits of `exp`, `log`, `tanh` and `sigmoid` on one input in 4099 of all 2³² `f32`s (NaN
 /// payloads aside), hashed: every instruction set computes the same steps with the same roundings
 /// (`simd::math_f32`), so each variant here, whatever its ISA, gives the hash the AVX2 kernels

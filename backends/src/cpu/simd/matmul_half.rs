@@ -18,12 +18,24 @@ fn matmul_half(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let dtype = rules::matmul(x.dtype(), y.dtype())?;
     rules::matmul_dims(x, y, dtype)?;
     let (x, y) = (convert(x, DType::F32)?, convert(y, DType::F32)?);
-    convert(&gemm(&x, &y, ENGINE)?, dtype)
+    convert(&gemm(&x, &y, engine())?, dtype)
 }
 
-/// The engine an `f32` product starts from (`gemm` falls back from the AVX2 tiles where the CPU
-/// lacks AVX2 and FMA, and where the tiles do not suit the product).
+/// The engine an `f32` product starts from: the tiles of the best instruction set the CPU policy
+/// allows, as an `f32` `matmul`'s variant is chosen (`SWITCHYARD_CPU_CAPABILITY` lowers it too;
+/// `gemm` falls back to `matrixmultiply` where the tiles do not suit the product). Both tiles
+/// give the same bits.
 #[cfg(target_arch = "x86_64")]
-const ENGINE: Engine = Engine::Avx2Tiles;
+fn engine() -> Engine {
+    use switchyard::cpu::{CpuFeatures, CpuPolicy};
+    const AVX2: CpuFeatures = CpuFeatures::AVX2.union(CpuFeatures::FMA);
+    match CpuPolicy::current().choose(&[AVX2, CpuFeatures::AVX512F]) {
+        Some(1) => Engine::Avx512Tiles,
+        Some(_) => Engine::Avx2Tiles,
+        None => Engine::MatrixMultiply,
+    }
+}
 #[cfg(not(target_arch = "x86_64"))]
-const ENGINE: Engine = Engine::MatrixMultiply;
+fn engine() -> Engine {
+    Engine::MatrixMultiply
+}
