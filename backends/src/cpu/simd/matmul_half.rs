@@ -5,10 +5,13 @@
 //! copies cost memory traffic, which is why a `bf16` product is not faster than an `f32` one here.
 
 use switchyard::ops::matmul;
-use switchyard::{DType, Result, Tensor, kernel, rules};
+use switchyard::{DType, DTypeSet, DispatchKeySet, Result, Tensor, kernel, rules};
 
-use super::matmul::{Engine, gemm};
 use crate::cpu::half::convert;
+
+/// The keys of an `f32` call on a CPU tensor: the op's table sends them to the `f32` variant
+/// the CPU policy installed at `CpuSimd` (or below it, to the naive kernel).
+const F32_ON_CPU: DispatchKeySet = DispatchKeySet::CPU.with_dtypes(DTypeSet::of(&[DType::F32]));
 
 #[kernel(op = matmul, key = CpuSimd, dtypes = "bf16,f16")]
 fn matmul_half(x: &Tensor, y: &Tensor) -> Result<Tensor> {
@@ -18,24 +21,7 @@ fn matmul_half(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let dtype = rules::matmul(x.dtype(), y.dtype())?;
     rules::matmul_dims(x, y, dtype)?;
     let (x, y) = (convert(x, DType::F32)?, convert(y, DType::F32)?);
-    convert(&gemm(&x, &y, engine())?, dtype)
-}
-
-/// The engine an `f32` product starts from: the tiles of the best instruction set the CPU policy
-/// allows, as an `f32` `matmul`'s variant is chosen (`SWITCHYARD_CPU_CAPABILITY` lowers it too;
-/// `gemm` falls back to `matrixmultiply` where the tiles do not suit the product). Both tiles
-/// give the same bits.
-#[cfg(target_arch = "x86_64")]
-fn engine() -> Engine {
-    use switchyard::cpu::{CpuFeatures, CpuPolicy};
-    const AVX2: CpuFeatures = CpuFeatures::AVX2.union(CpuFeatures::FMA);
-    match CpuPolicy::current().choose(&[AVX2, CpuFeatures::AVX512F]) {
-        Some(1) => Engine::Avx512Tiles,
-        Some(_) => Engine::Avx2Tiles,
-        None => Engine::MatrixMultiply,
-    }
-}
-#[cfg(not(target_arch = "x86_64"))]
-fn engine() -> Engine {
-    Engine::MatrixMultiply
+    // The `f32` product through the op's own table: the same kernel, threads and bits as an
+    // `f32` `matmul` on this CPU.
+    convert(&matmul::redispatch(F32_ON_CPU, &x, &y)?, dtype)
 }

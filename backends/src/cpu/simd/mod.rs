@@ -23,13 +23,13 @@
 //! | `matmul` | 6 × 16 FMA tiles (`sgemm_avx2.rs`) to 512³ with a row-major `x`, else `matrixmultiply` | 14 × 32 FMA tiles (`sgemm_avx512.rs`), the same rule and bits | `matrixmultiply` (NEON) | `matrixmultiply` (`simd128`) |
 //! | `full` | — | — | — | — |
 //!
-//! The `bf16` and
-//! `f16` `matmul` (`matmul_half.rs`, through the `f32` engines) is compiled for x86_64 and
-//! aarch64 only: on wasm32 the naive kernel serves it.
+//! The `bf16` and `f16` `matmul` (`matmul_half.rs`: the `f32` product of the widened operands,
+//! through the op's own `f32` variant) is compiled for x86_64 and aarch64 only: on wasm32 the
+//! naive kernel serves it.
 //!
 //! Large calls run on the CPU backends' worker threads ([`crate::cpu::threads`]; wasm32 has
-//! none, the calling thread runs everything): elementwise
-//! ops from 64K elements (`exp`, `log`, `tanh`, `sigmoid` from 16K), `sum`/`mean` from 128K, `matmul` from 2²¹ multiply-adds (a 128³
+//! none, the calling thread runs everything): elementwise ops from 64K elements (`exp`, `log`,
+//! `tanh`, `sigmoid` from 16K), `sum`/`mean` from 128K, `matmul` from 2²¹ multiply-adds (a 128³
 //! product). The results are the same bits at every thread count.
 //!
 //! What the variants promise, relative to the naive backend (tested in `tests/tests/simd_*.rs`,

@@ -470,25 +470,30 @@ macro_rules! simd_kernels {
     };
     (@relu $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary relu relu_naive $name $cpu $needs
-            "`max(x, 0)`, NaN kept."; ELEMENTWISE; Some(<f32 as $crate::cpu::naive::Arith>::relu));
+            "`max(x, 0)`, NaN kept."; ELEMENTWISE;
+            Some(<f32 as $crate::cpu::naive::Arith>::relu));
     };
     // The transcendental ops have no scalar twin: the C library's functions may differ by 1 ulp
     // from the vector ones, and every element of one tensor should get the same function.
     (@exp $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary exp exp_naive $name $cpu $needs
-            "`e^x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`)."; TRANSCENDENTAL; None);
+            "`e^x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`).";
+            TRANSCENDENTAL; None);
     };
     (@log $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary log log_naive $name $cpu $needs
-            "`ln x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`)."; TRANSCENDENTAL; None);
+            "`ln x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`).";
+            TRANSCENDENTAL; None);
     };
     (@tanh $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary tanh tanh_naive $name $cpu $needs
-            "`tanh x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`)."; TRANSCENDENTAL; None);
+            "`tanh x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`).";
+            TRANSCENDENTAL; None);
     };
     (@sigmoid $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary sigmoid sigmoid_naive $name $cpu $needs
-            "`1 / (1 + e^−x)` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`)."; TRANSCENDENTAL; None);
+            "`1 / (1 + e^−x)` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`).";
+            TRANSCENDENTAL; None);
     };
     (@relu_backward $name:ident $cpu:tt $needs:tt) => {
         // Anything but two contiguous `f32` tensors of one shape goes below `CpuSimd`: the op
@@ -559,7 +564,8 @@ macro_rules! simd_kernels {
             }
         );
     };
-    (@unary $op:ident $naive:ident $name:ident $cpu:tt $needs:tt $doc:tt; $grain:ident; $scalar:expr) => {
+    (@unary $op:ident $naive:ident $name:ident $cpu:tt $needs:tt $doc:tt;
+        $grain:ident; $scalar:expr) => {
         $crate::cpu::simd::template::simd_kernels!(@kernel $op $cpu $needs $doc;
             pub fn $name(x: &::switchyard::Tensor) -> ::switchyard::Result<::switchyard::Tensor> {
                 let naive = $crate::cpu::naive::$naive;
