@@ -1,5 +1,6 @@
-//! Shared by the `simd_*` tests: deterministic data with special values, and the comparisons
-//! each SIMD kernel must pass against the naive backend (the oracle).
+//! Shared by the `simd_*` tests: deterministic data with special values, the comparisons each
+//! SIMD kernel must pass against the naive backend (the oracle), the ops that have SIMD kernels,
+//! and whether the run is on an emulated CPU.
 
 use switchyard::ops::{
     add, div, exp, log, matmul, mean, mul, neg, relu, relu_backward, sigmoid, sub, sum, tanh,

@@ -246,8 +246,7 @@ fn unary_runs(op: &str, dispatched: Unary) -> Vec<(&'static str, Unary)> {
 
 #[test]
 fn dispatch_installs_the_best_variant_this_cpu_runs() {
-    let handles = simd_ops();
-    for (op, handle) in handles {
+    for (op, handle) in simd_ops() {
         let slot = handle
             .slot_in(DispatchKey::CpuSimd, DTypeColumn::F32)
             .unwrap();
@@ -682,20 +681,17 @@ fn matmul_variants_give_the_same_bits() {
         let x = Tensor::from_vec(data(m * k, 21, -1.0, 1.0, false), &[m, k]).unwrap();
         let y = Tensor::from_vec(data(k * n, 22, -1.0, 1.0, false), &[k, n]).unwrap();
         let x_view = contiguous(&x.t()).t();
-        for (operands, x) in [("contiguous", &x), ("x a transposed view", &x_view)] {
-            let want: Vec<u32> = first(x, &y)
-                .unwrap()
+        let bits = |product: Tensor| -> Vec<u32> {
+            product
                 .to_vec::<f32>()
                 .iter()
                 .map(|v| v.to_bits())
-                .collect();
+                .collect()
+        };
+        for (operands, x) in [("contiguous", &x), ("x a transposed view", &x_view)] {
+            let want = bits(first(x, &y).unwrap());
             for (name, run) in &variants[1..] {
-                let got: Vec<u32> = run(x, &y)
-                    .unwrap()
-                    .to_vec::<f32>()
-                    .iter()
-                    .map(|v| v.to_bits())
-                    .collect();
+                let got = bits(run(x, &y).unwrap());
                 assert!(
                     got == want,
                     "matmul {name} and {first_name} differ, {operands} {m}x{k}x{n}"
@@ -706,9 +702,9 @@ fn matmul_variants_give_the_same_bits() {
 }
 
 /// A `bf16` or `f16` product on the CPU SIMD backend is the `f32` product of the widened
-/// operands, rounded once: the same bits as each `f32` variant's product (on x86-64 it takes the
-/// tiles of the best instruction set the CPU policy allows, which agree bit for bit). (On wasm32
-/// the naive kernel serves these dtypes.)
+/// operands, rounded once: the same bits as each `f32` variant's product (it takes the `f32`
+/// variant the op's table installed, and the variants agree bit for bit). (On wasm32 the naive
+/// kernel serves these dtypes.)
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 #[test]
 fn half_matmul_is_the_rounded_product_of_every_f32_variant() {

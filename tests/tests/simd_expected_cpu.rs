@@ -19,9 +19,8 @@ fn the_promised_cpu_is_detected_and_its_variants_installed() {
     let policy = CpuPolicy::current();
     println!("{policy}");
     assert_eq!(policy.capability(), want, "{policy}");
-    // The ops with a variant at every x86 level.
-    let ops = simd_ops();
-    for (op, handle) in ops {
+    // Every op with SIMD kernels has a variant at every x86 level.
+    for (op, handle) in simd_ops() {
         let slot = handle
             .slot_in(DispatchKey::CpuSimd, DTypeColumn::F32)
             .unwrap();
