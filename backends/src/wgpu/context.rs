@@ -18,7 +18,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::task::{Context as TaskContext, Poll, Waker};
 
 use switchyard::{DType, DispatchError};
@@ -31,12 +31,15 @@ use super::storage::{HELD, words_per};
 /// Dispatches recorded before the batch is submitted without being asked.
 pub(crate) const BATCH_PASSES: u64 = 32;
 
-/// A buffer the pool handed out: returns to the pool when dropped.
+/// A buffer the pool handed out: returns to the pool when dropped, unless it may still be mapped.
 #[derive(Debug)]
 pub(crate) struct PooledBuffer {
     context: &'static Context,
     kind: Kind,
     buffer: wgpu::Buffer,
+    /// False from `map_async` until `unmap`: a buffer still mapped, or waiting for a mapping,
+    /// would fail the next copy into it ("still mapped"), so it is destroyed instead of reused.
+    reusable: bool,
 }
 
 impl PooledBuffer {
@@ -51,8 +54,12 @@ impl PooledBuffer {
 
 impl Drop for PooledBuffer {
     fn drop(&mut self) {
-        // `wgpu::Buffer` is a handle; the pool keeps a clone, this one goes.
-        self.context.pool.release(self.kind, self.buffer.clone());
+        if self.reusable {
+            // `wgpu::Buffer` is a handle; the pool keeps a clone, this one goes.
+            self.context.pool.release(self.kind, self.buffer.clone());
+        } else {
+            self.context.pool.discard(&self.buffer);
+        }
     }
 }
 
@@ -321,6 +328,7 @@ impl Context {
             context: self,
             kind,
             buffer: self.pool.acquire(&self.device, kind, bytes),
+            reusable: true,
         }
     }
 
@@ -514,7 +522,7 @@ impl Context {
         if bytes == 0 {
             return self.take_errors(op).map(|()| Vec::new());
         }
-        let staging = self.pooled(Kind::Readback, bytes);
+        let mut staging = self.pooled(Kind::Readback, bytes);
         {
             // Copy to a mappable buffer at the end of the batch, and submit.
             let mut batch = lock(&self.batch);
@@ -527,6 +535,8 @@ impl Context {
             encoder.copy_buffer_to_buffer(buffer, 0, staging.buffer(), 0, bytes);
             self.submit(&mut batch);
         }
+        // Until it is unmapped below: any early return destroys it instead of pooling it.
+        staging.reusable = false;
         let mapping = Mapping::default();
         let answer = mapping.clone();
         staging
@@ -534,10 +544,10 @@ impl Context {
             .map_async(wgpu::MapMode::Read, 0..bytes, move |result| {
                 answer.resolve(result)
             });
-        // Natively the callback runs during this wait; on the web, once the browser maps the
-        // buffer, which `mapping` awaits.
+        // Natively the callback runs during this wait (ours or another thread's); on the web,
+        // once the browser maps the buffer, which `mapping` awaits.
         #[cfg(not(target_arch = "wasm32"))]
-        self.wait(op)?;
+        mapping.wait_native(|| self.wait(op))?;
         let mapped = mapping
             .await
             .ok_or_else(|| DispatchError::kernel(op, "the wgpu device dropped a buffer mapping"));
@@ -559,6 +569,7 @@ impl Context {
                 Ok(values)
             });
         staging.buffer().unmap();
+        staging.reusable = true;
         values
     }
 
@@ -606,10 +617,10 @@ fn cannot_wait(op: &'static str) -> DispatchError {
     )
 }
 
-/// The answer to one `map_async`, awaited: `None` if it never came (natively, after a wait that
-/// should have delivered it).
+/// The answer to one `map_async`, awaited: `None` if it never came (natively, after
+/// [`Mapping::wait_native`] gave up).
 #[derive(Clone, Default)]
-struct Mapping(Arc<Mutex<MappingState>>);
+struct Mapping(Arc<(Mutex<MappingState>, Condvar)>);
 
 #[derive(Default)]
 struct MappingState {
@@ -619,26 +630,60 @@ struct MappingState {
 
 impl Mapping {
     fn resolve(&self, result: Result<(), wgpu::BufferAsyncError>) {
+        let (state, resolved) = &*self.0;
         let waker = {
-            let mut state = lock(&self.0);
+            let mut state = lock(state);
             state.result = Some(result);
             state.waker.take()
         };
+        resolved.notify_all();
         if let Some(waker) = waker {
             waker.wake();
         }
     }
+
+    /// Waits, natively, until the answer has come: `wait` waits for the GPU and runs the callbacks
+    /// that are ready, but when several threads wait at once, another thread's wait may have
+    /// taken this mapping's callback and not run it yet; the answer then comes from that thread
+    /// shortly. Gives up (the future then yields `None`) only if it has not come
+    /// [`MAPPING_PATIENCE`] after the GPU finished, which would be a wgpu defect.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn wait_native(
+        &self,
+        wait: impl Fn() -> Result<(), DispatchError>,
+    ) -> Result<(), DispatchError> {
+        let (state, resolved) = &*self.0;
+        let started = std::time::Instant::now();
+        loop {
+            wait()?;
+            let state = lock(state);
+            if state.result.is_some() || started.elapsed() > MAPPING_PATIENCE {
+                return Ok(());
+            }
+            let (state, _) = resolved
+                .wait_timeout(state, std::time::Duration::from_millis(1))
+                .unwrap_or_else(|e| e.into_inner());
+            if state.result.is_some() {
+                return Ok(());
+            }
+        }
+    }
 }
+
+/// How long a native read waits, after the GPU finished, for its mapping's callback to run on
+/// another thread.
+#[cfg(not(target_arch = "wasm32"))]
+const MAPPING_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Future for Mapping {
     type Output = Option<Result<(), wgpu::BufferAsyncError>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        let mut state = lock(&self.0);
+        let mut state = lock(&self.0.0);
         if let Some(result) = state.result.take() {
             return Poll::Ready(Some(result));
         }
-        // Natively the wait before the first poll delivered every answer there will be.
+        // Natively `wait_native` before the first poll delivered every answer there will be.
         if cfg!(not(target_arch = "wasm32")) {
             return Poll::Ready(None);
         }

@@ -151,6 +151,13 @@ impl Pool {
         idle.buffers.entry((kind, class)).or_default().push(buffer);
     }
 
+    /// Frees `buffer` (created by [`Pool::acquire`]) instead of filing it for reuse: for a
+    /// buffer that may still be mapped, which no later copy could write.
+    pub(crate) fn discard(&self, buffer: &wgpu::Buffer) {
+        self.in_use.fetch_sub(buffer.size(), Ordering::Relaxed);
+        buffer.destroy();
+    }
+
     /// Frees every idle buffer.
     pub(crate) fn clear(&self) {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
