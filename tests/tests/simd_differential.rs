@@ -614,7 +614,8 @@ fn matmul_is_within_tolerance_of_naive() {
             // partial in the last panel), and a single column.
             (29, 260, 81),
             (15, 40, 1),
-            // Just past 2²⁷ multiply-adds: on x86-64 the product goes to `matrixmultiply`.
+            // Just past 2²⁷ multiply-adds: on x86-64 the AVX2 variant hands the product to
+            // `matrixmultiply`, the AVX-512 one to its tiles with `x` packed.
             (512, 512, 513),
         ]
         .into_iter()
@@ -662,9 +663,11 @@ fn matmul_is_within_tolerance_of_naive() {
     }
 }
 
-/// Every `matmul` variant this CPU runs gives the same bits: on x86-64 the AVX2 and AVX-512
-/// tiles compute each element as the same chains of FMAs, and both hand the same products to
-/// `matrixmultiply` (a transposed `x`, past 2²⁷ multiply-adds).
+/// Every `matmul` variant this CPU runs gives the same bits up to 2²⁷ multiply-adds: on x86-64
+/// the AVX2 and AVX-512 tiles compute each element as the same chains of FMAs, and both hand a
+/// transposed `x` to `matrixmultiply`. (Past 2²⁷ they part: the AVX2 variant takes
+/// `matrixmultiply`, the AVX-512 one its tiles with `x` packed. Each is still the same bits at
+/// every thread count.)
 #[test]
 fn matmul_variants_give_the_same_bits() {
     let variants = isa::binary("matmul");

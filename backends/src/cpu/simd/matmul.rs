@@ -1,9 +1,10 @@
 //! `matmul` of `f32` on the CPU SIMD backend: the product cut into bands of whole rows (threads),
 //! each band computed by one engine. On x86-64 our register-tiled kernels (`sgemm.rs`: 6 × 16
 //! tiles with AVX2+FMA, 14 × 32 with AVX-512F, the same bits) serve products up to 512³
-//! multiply-adds with a row-major `x` (`TILES_UP_TO`), and the `matrixmultiply` crate (packed
-//! panels, cache blocking and a microkernel per ISA; pure Rust, well kept) the rest; on aarch64
-//! `matrixmultiply` serves all.
+//! multiply-adds with a row-major `x` (`TILES_UP_TO`), reading `x` in place; larger products
+//! go to the AVX-512 tiles with `x` packed, or, in the AVX2 variant, to the `matrixmultiply`
+//! crate (packed panels, cache blocking and a microkernel per ISA; pure Rust, well kept), which
+//! also takes smaller products with a transposed `x`; on aarch64 `matrixmultiply` serves all.
 //! Both take any row and column strides, so transposed and sliced `f32` operands need no copy;
 //! other dtypes take the naive kernel.
 
@@ -14,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use switchyard::{DType, DispatchError, Result, Tensor, host_buffer, rules};
 
 #[cfg(target_arch = "x86_64")]
-use super::sgemm::{Microkernel, Refused, Strided, sgemm};
+use super::sgemm::{Microkernel, ReadX, Refused, Strided, sgemm};
 #[cfg(target_arch = "x86_64")]
 use super::{sgemm_avx2::Avx2, sgemm_avx512::Avx512};
 use crate::cpu::naive::matmul_naive;
@@ -48,8 +49,10 @@ impl Engine {
     }
 }
 
-/// The largest product (multiply-adds, `m·k·n`) the tiles serve (AVX2 and AVX-512 alike: the
-/// bound was measured with the AVX2 tile); `matrixmultiply` serves larger ones. Measured side by
+/// The largest product (multiply-adds, `m·k·n`) the tiles serve reading `x` in place (AVX2 and
+/// AVX-512 alike: the bound was measured with the AVX2 tile). Larger ones pack `x` on the AVX-512
+/// tiles (the AVX2 tiles packing `x` ran no faster than `matrixmultiply` at one thread and
+/// slower at two, so the AVX2 variant leaves them to `matrixmultiply`). Measured side by
 /// side (`benches/peers`, one thread, an AVX2 EPYC without
 /// AVX-512): the tiles ran 64² in 7.1 µs against 7.5 and 256² in 372 µs against 407, but 1024²
 /// in 26.7 ms against 25.3 (`matrixmultiply` packs `x` too, which pays off once `x` outgrows
@@ -78,16 +81,20 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
     let (m, k, n, len) = rules::matmul_dims(x, y, DType::F32)?;
     // Chosen for the whole product, never per band: the bits do not depend on the thread count.
     #[cfg(target_arch = "x86_64")]
+    let large = len.saturating_mul(k) > TILES_UP_TO;
+    #[cfg(target_arch = "x86_64")]
     let engine = match engine {
         Engine::Avx2Tiles if !Avx2::detected() => Engine::MatrixMultiply,
         Engine::Avx512Tiles if !Avx512::detected() => Engine::MatrixMultiply,
-        Engine::Avx2Tiles | Engine::Avx512Tiles
-            if len.saturating_mul(k) > TILES_UP_TO || (x.strides()[1] != 1 && k > 1) =>
-        {
+        Engine::Avx2Tiles if large => Engine::MatrixMultiply,
+        Engine::Avx2Tiles | Engine::Avx512Tiles if !large && x.strides()[1] != 1 && k > 1 => {
             Engine::MatrixMultiply
         }
         engine => engine,
     };
+    // Large products (only the AVX-512 tiles take them) pack `x`; the others read it in place.
+    #[cfg(target_arch = "x86_64")]
+    let read_x = if large { ReadX::Packed } else { ReadX::InPlace };
     let (xv, yv) = (x.host::<f32>(OP)?, y.host::<f32>(OP)?);
     let (xs, ys) = (
         &xv.storage()[x.storage_offset()..],
@@ -123,6 +130,7 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
                     (lhs, xr, xc),
                     (ys, yr, yc),
                     part,
+                    read_x,
                     &refused_bytes,
                 ),
                 #[cfg(target_arch = "x86_64")]
@@ -131,6 +139,7 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
                     (lhs, xr, xc),
                     (ys, yr, yc),
                     part,
+                    read_x,
                     &refused_bytes,
                 ),
             }
@@ -162,6 +171,7 @@ fn tiles_band<K: Microkernel>(
     (lhs, xr, xc): (&[f32], usize, usize),
     (ys, yr, yc): (&[f32], usize, usize),
     part: &mut [std::mem::MaybeUninit<f32>],
+    read_x: ReadX,
     refused_bytes: &AtomicUsize,
 ) -> bool {
     let strided = |elements, row_stride, col_stride| Strided {
@@ -169,7 +179,15 @@ fn tiles_band<K: Microkernel>(
         row_stride,
         col_stride,
     };
-    match sgemm::<K>(rows, k, n, strided(lhs, xr, xc), strided(ys, yr, yc), part) {
+    match sgemm::<K>(
+        rows,
+        k,
+        n,
+        strided(lhs, xr, xc),
+        strided(ys, yr, yc),
+        part,
+        read_x,
+    ) {
         Ok(()) => true,
         Err(Refused::OutOfMemory { bytes }) => {
             refused_bytes.store(bytes, Ordering::Relaxed);

@@ -4,17 +4,20 @@
 //! (`sgemm_avx512.rs`, 28 accumulators of the 32 registers).
 //!
 //! Blocking: for each block of `NC` columns and `KC` rows of `y`, the block is packed into
-//! panels `NR` columns wide (zero-padded at the right edge; a block fits the core's L2), and
-//! every strip of `MR` rows of `x` meets every panel; the strip's `MR × KC` elements stay in L1
-//! across the panels. `x` is read in place, each element broadcast from memory: the tiles serve
-//! products whose `x` has contiguous rows and that fit the caches (`matmul.rs` sends the rest
-//! to `matrixmultiply`, which packs `x` too). Packing strips of `x` here, tried with the AVX2
-//! tile on a Zen 3 core, ran 1024² products and transposed operands slower than
-//! `matrixmultiply` (the copies were as dear as a panel's arithmetic where `n` is small).
+//! panels `NR` columns wide (zero-padded at the right edge); then, block of rows by block, each
+//! panel meets every strip of `MR` rows of `x` in the block. `x` is read one of two ways
+//! ([`ReadX`]). In place, each element is broadcast from memory and a block is one strip, which
+//! stays in L1 while it meets every panel of a 256-column block of `y` (in L2): no copy at all,
+//! for products that fit the caches with contiguous rows. Packed, a block of `MC` rows by `KC`
+//! steps is copied into strips once, stays in L2, and meets every panel of up to
+//! [`NC_PACKED`] columns, each panel staying in L1 while the strips pass: for large products and
+//! any layout of `x` (rows of a large `x` read in place lie 4 KB apart at 1024 columns, so a tall
+//! tile's rows fight over one L1 set, and a transposed `x` has one element per cache line).
 //!
 //! Every element of the result is one chain of FMAs per `KC` block, in order along `k`, the
-//! blocks added in order. Neither the tile's size nor the rows a thread's part holds change
-//! that order: both microkernels give the same bits, at every thread count.
+//! blocks added in order. Neither the tile's size, the rows a thread's part holds, nor how `x`
+//! is read changes that order: both microkernels, read either way, give the same bits, at every
+//! thread count.
 
 #![allow(unsafe_code)] // the microkernels' contract (an unsafe trait) and their calls, justified at each
 
@@ -23,8 +26,27 @@ use std::mem::MaybeUninit;
 /// Rows of `y` (and columns of `x`) per block: fixed for every microkernel, as the bits depend
 /// on it.
 const KC: usize = 256;
-/// Columns of `y` per block (a multiple of every microkernel's `NR`).
-const NC: usize = 256;
+/// Columns of `y` per block when `x` is read in place (a multiple of every microkernel's `NR`):
+/// the block (256 KB) stays in L2 while the strips of `x` pass.
+const NC_IN_PLACE: usize = 256;
+/// Columns of `y` per block when `x` is packed: each packed block of `x` meets all of them, so
+/// the copy is paid once per 4096 columns (the panels come from L3; each stays in L1 while the
+/// block's strips pass).
+const NC_PACKED: usize = 4096;
+/// Rows of `x` per packed block, before rounding up to the tile's `MR`: the block (64 × `KC`,
+/// 64 KB) stays in L2 while the panels pass.
+const MC: usize = 64;
+
+/// How the driver reads `x`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReadX {
+    /// Each element broadcast from where it is: no copy; for row-major `x` in products that fit
+    /// the caches.
+    InPlace,
+    /// Copied, `MC` rows by `KC` steps at a time, into strips the tile reads in order; any
+    /// layout.
+    Packed,
+}
 
 /// One operand: its elements and the strides of its rows and columns.
 #[derive(Clone, Copy)]
@@ -91,7 +113,8 @@ pub(crate) struct Tile {
 pub(crate) unsafe trait Microkernel {
     /// Rows of the register tile.
     const MR: usize;
-    /// Columns of the register tile and of a packed panel (at most `NC`, dividing it).
+    /// Columns of the register tile and of a packed panel (dividing `NC_IN_PLACE` and
+    /// `NC_PACKED`).
     const NR: usize;
     /// Whether the running CPU has the features `run` needs.
     fn detected() -> bool;
@@ -106,7 +129,7 @@ pub(crate) unsafe trait Microkernel {
 }
 
 /// `out[rows × n]` (row-major, every element written) = `x[rows × k]` · `y[k × n]`, on the
-/// microkernel `K`.
+/// microkernel `K`, reading `x` as `read_x` says.
 pub(crate) fn sgemm<K: Microkernel>(
     rows: usize,
     k: usize,
@@ -114,6 +137,7 @@ pub(crate) fn sgemm<K: Microkernel>(
     x: Strided<'_>,
     y: Strided<'_>,
     out: &mut [MaybeUninit<f32>],
+    read_x: ReadX,
 ) -> Result<(), Refused> {
     if !x.covers(rows, k) || !y.covers(k, n) || rows.checked_mul(n) != Some(out.len()) {
         return Err(Refused::Layout);
@@ -128,53 +152,86 @@ pub(crate) fn sgemm<K: Microkernel>(
         out.fill(MaybeUninit::new(0.0));
         return Ok(());
     }
-    // The largest block of packed panels: `kc` rows of `y` by `nc` columns rounded up to `NR`.
-    let panels_len = KC.min(k) * NC.min(n).div_ceil(K::NR) * K::NR;
-    let mut panels: Vec<f32> = Vec::new();
-    panels
-        .try_reserve_exact(panels_len)
-        .map_err(|_| Refused::OutOfMemory {
-            bytes: panels_len * size_of::<f32>(),
-        })?;
+    let (nc_max, mc_max) = match read_x {
+        // In place, a block is one strip, which stays in L1 while it meets every panel.
+        ReadX::InPlace => (NC_IN_PLACE, K::MR),
+        ReadX::Packed => (NC_PACKED, MC.div_ceil(K::MR) * K::MR),
+    };
+    // The largest blocks: `kc` rows of `y` by `nc` columns rounded up to `NR`, and (packed) `kc`
+    // steps of `mc` rows of `x` rounded up to `MR`.
+    let panels_len = KC.min(k) * nc_max.min(n).div_ceil(K::NR) * K::NR;
+    let strips_len = match read_x {
+        ReadX::InPlace => 0,
+        ReadX::Packed => KC.min(k) * mc_max.min(rows).div_ceil(K::MR) * K::MR,
+    };
+    let buffer = |len: usize| {
+        let mut buffer: Vec<f32> = Vec::new();
+        buffer
+            .try_reserve_exact(len)
+            .map_err(|_| Refused::OutOfMemory {
+                bytes: (panels_len + strips_len) * size_of::<f32>(),
+            })?;
+        Ok(buffer)
+    };
+    let (mut panels, mut strips) = (buffer(panels_len)?, buffer(strips_len)?);
     let c = out.as_mut_ptr().cast::<f32>();
     let mut jc = 0;
     while jc < n {
-        let nc = NC.min(n - jc);
-        let panel_count = nc.div_ceil(K::NR);
+        let nc = nc_max.min(n - jc);
         let mut pc = 0;
         while pc < k {
             let kc = KC.min(k - pc);
             pack_panels(&mut panels, y, pc, kc, jc, nc, K::NR);
-            let mut ir = 0;
-            while ir < rows {
-                let mr = K::MR.min(rows - ir);
-                // The strip's first element, `(ir, pc)`: inside `x` (`covers`, checked above).
-                let a = x.elements[ir * x.row_stride + pc * x.col_stride..].as_ptr();
-                for q in 0..panel_count {
-                    let col = jc + q * K::NR;
-                    let tile = Tile {
-                        a,
-                        a_row: x.row_stride,
-                        a_step: x.col_stride,
-                        kc,
-                        panel: panels[q * kc * K::NR..(q + 1) * kc * K::NR].as_ptr(),
-                        c: c.wrapping_add(ir * n + col),
-                        ldc: n,
-                        cols: K::NR.min(nc - q * K::NR),
-                        first: pc == 0,
-                    };
-                    // SAFETY: `K::detected()` held above. The tile is inside the product:
-                    // `ir + mr <= rows`, `col + cols <= n`, `pc + kc <= k`. Element `(i, p)` of
-                    // the strip is `x`'s `(ir + i, pc + p)`, after `a` and inside `x.elements`
-                    // by `x.covers(rows, k)` (checked above). The panel slice has `kc × NR`
-                    // elements. The result's rows `ir..ir + mr`, columns `col..col + cols` are
-                    // inside `out` (`rows × n` elements, checked), which this function borrows
-                    // exclusively; the ones read back (`pc > 0`) were written by this tile's
-                    // first block (`pc == 0`), which writes all of them (`Microkernel`'s
-                    // contract).
-                    unsafe { K::run(&tile, mr) };
+            let mut ic = 0;
+            while ic < rows {
+                let mc = mc_max.min(rows - ic);
+                if read_x == ReadX::Packed {
+                    pack_strips(&mut strips, x, ic, mc, pc, kc, K::MR);
                 }
-                ir += K::MR;
+                for (q, panel) in panels.chunks_exact(kc * K::NR).enumerate() {
+                    let col = jc + q * K::NR;
+                    for s in 0..mc.div_ceil(K::MR) {
+                        let ir = ic + s * K::MR;
+                        // Element `(i, p)` of the strip (`x`'s `(ir + i, pc + p)`) is at
+                        // `a + i·a_row + p·a_step`.
+                        let (a, a_row, a_step) = match read_x {
+                            ReadX::InPlace => (
+                                x.elements[ir * x.row_stride + pc * x.col_stride..].as_ptr(),
+                                x.row_stride,
+                                x.col_stride,
+                            ),
+                            ReadX::Packed => (
+                                strips[s * kc * K::MR..(s + 1) * kc * K::MR].as_ptr(),
+                                1,
+                                K::MR,
+                            ),
+                        };
+                        let tile = Tile {
+                            a,
+                            a_row,
+                            a_step,
+                            kc,
+                            panel: panel.as_ptr(),
+                            c: c.wrapping_add(ir * n + col),
+                            ldc: n,
+                            cols: K::NR.min(nc - q * K::NR),
+                            first: pc == 0,
+                        };
+                        // SAFETY: `K::detected()` held above. The tile is inside the product:
+                        // `ir + mr <= rows` (`mr` below), `col + cols <= n`, `pc + kc <= k`.
+                        // In place, element `(i, p)` of the strip is `x`'s `(ir + i, pc + p)`,
+                        // after `a` and inside `x.elements` by `x.covers(rows, k)` (checked
+                        // above); packed, it is element `i + p·MR` of the strip's slice of
+                        // `kc × MR` (`i < MR`, `p < kc`). The panel has `kc × NR` elements
+                        // (`chunks_exact`). The result's rows `ir..ir + mr`, columns
+                        // `col..col + cols` are inside `out` (`rows × n` elements, checked),
+                        // which this function borrows exclusively; the ones read back
+                        // (`pc > 0`) were written by this tile's first block (`pc == 0`), which
+                        // writes all of them (`Microkernel`'s contract).
+                        unsafe { K::run(&tile, K::MR.min(rows - ir)) };
+                    }
+                }
+                ic += mc;
             }
             pc += kc;
         }
@@ -183,8 +240,33 @@ pub(crate) fn sgemm<K: Microkernel>(
     Ok(())
 }
 
+/// Packs rows `ic..ic + mc` and columns `pc..pc + kc` of `x` into `pack`: strip after strip of
+/// `mr` rows, each `kc` steps of `mr` elements (the rows beyond `mc` zero). At most `KC.min(k)`
+/// × `mc` rounded up to `mr` elements: within the capacity `sgemm` reserved fallibly, so these
+/// pushes never allocate (and never abort).
+fn pack_strips(
+    pack: &mut Vec<f32>,
+    x: Strided<'_>,
+    ic: usize,
+    mc: usize,
+    pc: usize,
+    kc: usize,
+    mr: usize,
+) {
+    pack.clear();
+    for first in (ic..ic + mc).step_by(mr) {
+        let rows = mr.min(ic + mc - first);
+        for p in pc..pc + kc {
+            for i in first..first + rows {
+                pack.push(x.elements[i * x.row_stride + p * x.col_stride]);
+            }
+            pack.extend(std::iter::repeat_n(0.0, mr - rows));
+        }
+    }
+}
+
 /// Packs rows `pc..pc + kc` and columns `jc..jc + nc` of `y` into `pack`: panel after panel of
-/// `kc` rows × `nr` columns, the columns beyond `nc` zero. At most `KC.min(k)` × `NC.min(n)`
+/// `kc` rows × `nr` columns, the columns beyond `nc` zero. At most `KC.min(k)` × `nc`
 /// rounded up to `nr` elements: within the capacity `sgemm` reserved fallibly, so these
 /// `extend`s never allocate (and never abort).
 fn pack_panels(
@@ -207,6 +289,138 @@ fn pack_panels(
                 pack.extend((0..cols).map(|j| y.elements[start + j * y.col_stride]));
             }
             pack.extend(std::iter::repeat_n(0.0, nr - cols));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{sgemm_avx2::Avx2, sgemm_avx512::Avx512};
+    use super::*;
+
+    /// `x` (`m × k`) stored row-major, column-major, or row-major with padded rows.
+    #[derive(Clone, Copy, Debug)]
+    enum Layout {
+        RowMajor,
+        Transposed,
+        PaddedRows,
+    }
+
+    fn operand(rows: usize, cols: usize, layout: Layout, seed: usize) -> (Vec<f32>, usize, usize) {
+        let value = |i: usize, j: usize| {
+            let h = (i * 7919 + j * 104_729 + seed * 31).wrapping_mul(2_654_435_761) % 2001;
+            h as f32 / 1000.0 - 1.0
+        };
+        let (row_stride, col_stride, len) = match layout {
+            Layout::RowMajor => (cols, 1, rows * cols),
+            Layout::Transposed => (1, rows, rows * cols),
+            Layout::PaddedRows => (cols + 3, 1, rows * (cols + 3)),
+        };
+        let mut elements = vec![f32::NAN; len]; // padding that leaks into a result shows
+        for i in 0..rows {
+            for j in 0..cols {
+                elements[i * row_stride + j * col_stride] = value(i, j);
+            }
+        }
+        (elements, row_stride, col_stride)
+    }
+
+    fn product<K: Microkernel>(
+        (m, k, n): (usize, usize, usize),
+        x: Strided<'_>,
+        y: Strided<'_>,
+        read_x: ReadX,
+    ) -> Vec<u32> {
+        let mut out = vec![MaybeUninit::new(f32::NAN); m * n];
+        sgemm::<K>(m, k, n, x, y, &mut out, read_x).expect("the tiles serve it");
+        out.iter().map(|v| written_bits(*v)).collect()
+    }
+
+    /// The bits of an element of a result buffer that started as NaN (an element `sgemm` left
+    /// unwritten reads as NaN, which no finite product is).
+    fn written_bits(v: MaybeUninit<f32>) -> u32 {
+        // SAFETY: every element was initialised (to NaN) before `sgemm` ran, and `sgemm` writes
+        // only initialised values.
+        unsafe { v.assume_init() }.to_bits()
+    }
+
+    /// Reading `x` packed gives the bits of reading it in place, for both tiles, at the edges
+    /// of every block (`MC` rows, `KC` steps, `NC_PACKED` columns, partial tiles), for every
+    /// layout of `x`; and both tiles give the same bits; and the values are the product's
+    /// (within the rounding of `k` additions).
+    #[test]
+    fn packed_x_gives_the_bits_of_x_in_place_on_every_tile() {
+        let shapes = [
+            (1, 1, 1),
+            (7, 3, 5),
+            (15, 40, 1),
+            (29, 260, 81),
+            (71, 513, 33),
+            (150, 37, 129),
+            (2, 3, NC_PACKED + 37),
+        ];
+        for (m, k, n) in shapes {
+            for layout in [Layout::RowMajor, Layout::Transposed, Layout::PaddedRows] {
+                let (xe, xr, xc) = operand(m, k, layout, 1);
+                let (ye, yr, yc) = operand(k, n, Layout::RowMajor, 2);
+                let x = Strided {
+                    elements: &xe,
+                    row_stride: xr,
+                    col_stride: xc,
+                };
+                let y = Strided {
+                    elements: &ye,
+                    row_stride: yr,
+                    col_stride: yc,
+                };
+                let case = format!("{m}x{k}x{n}, x {layout:?}");
+                let mut results: Vec<(&str, Vec<u32>)> = Vec::new();
+                if Avx2::detected() {
+                    results.push((
+                        "avx2 in place",
+                        product::<Avx2>((m, k, n), x, y, ReadX::InPlace),
+                    ));
+                    results.push((
+                        "avx2 packed",
+                        product::<Avx2>((m, k, n), x, y, ReadX::Packed),
+                    ));
+                }
+                if Avx512::detected() {
+                    results.push((
+                        "avx512 in place",
+                        product::<Avx512>((m, k, n), x, y, ReadX::InPlace),
+                    ));
+                    results.push((
+                        "avx512 packed",
+                        product::<Avx512>((m, k, n), x, y, ReadX::Packed),
+                    ));
+                }
+                let Some((first, bits)) = results.first() else {
+                    return; // neither tile runs on this CPU
+                };
+                for (other, other_bits) in &results[1..] {
+                    assert!(bits == other_bits, "{case}: {first} and {other} differ");
+                }
+                for i in 0..m {
+                    for j in 0..n {
+                        let (mut exact, mut scale) = (0.0f64, 0.0f64);
+                        for p in 0..k {
+                            let term =
+                                f64::from(xe[i * xr + p * xc]) * f64::from(ye[p * yr + j * yc]);
+                            exact += term;
+                            scale += term.abs();
+                        }
+                        let got = f64::from(f32::from_bits(bits[i * n + j]));
+                        let bound = (k as f64 + 1.0)
+                            * f64::from(f32::EPSILON)
+                            * scale.max(f64::MIN_POSITIVE);
+                        assert!(
+                            (got - exact).abs() <= bound,
+                            "{case}: ({i}, {j}) is {got}, the product {exact} (bound {bound})"
+                        );
+                    }
+                }
+            }
         }
     }
 }
