@@ -173,7 +173,13 @@ pub(crate) fn sgemm<K: Microkernel>(
             })?;
         Ok(buffer)
     };
-    let (mut panels, mut strips) = (buffer(panels_len)?, buffer(strips_len)?);
+    // The panels start on a 64-byte boundary, `panels_at` elements into their buffer, so that no
+    // load of a panel's row (one or two cache lines) straddles two lines.
+    let (mut panels, mut strips) = (buffer(panels_len + LINE)?, buffer(strips_len)?);
+    let panels_at = match panels.as_ptr().align_offset(LINE * size_of::<f32>()) {
+        at if at < LINE => at,
+        _ => 0, // `align_offset` may decline to say; unaligned loads are only slower
+    };
     let c = out.as_mut_ptr().cast::<f32>();
     let mut jc = 0;
     while jc < n {
@@ -181,14 +187,14 @@ pub(crate) fn sgemm<K: Microkernel>(
         let mut pc = 0;
         while pc < k {
             let kc = KC.min(k - pc);
-            pack_panels(&mut panels, y, pc, kc, jc, nc, K::NR);
+            pack_panels::<K>(&mut panels, y, pc, kc, jc, nc, panels_at);
             let mut ic = 0;
             while ic < rows {
                 let mc = mc_max.min(rows - ic);
                 if read_x == ReadX::Packed {
-                    pack_strips(&mut strips, x, ic, mc, pc, kc, K::MR);
+                    pack_strips::<K>(&mut strips, x, ic, mc, pc, kc);
                 }
-                for (q, panel) in panels.chunks_exact(kc * K::NR).enumerate() {
+                for (q, panel) in panels[panels_at..].chunks_exact(kc * K::NR).enumerate() {
                     let col = jc + q * K::NR;
                     for s in 0..mc.div_ceil(K::MR) {
                         let ir = ic + s * K::MR;
@@ -241,54 +247,82 @@ pub(crate) fn sgemm<K: Microkernel>(
 }
 
 /// Packs rows `ic..ic + mc` and columns `pc..pc + kc` of `x` into `pack`: strip after strip of
-/// `mr` rows, each `kc` steps of `mr` elements (the rows beyond `mc` zero). At most `KC.min(k)`
-/// × `mc` rounded up to `mr` elements: within the capacity `sgemm` reserved fallibly, so these
-/// pushes never allocate (and never abort).
-fn pack_strips(
+/// `K::MR` rows, each `kc` steps of `K::MR` elements (the rows beyond `mc` zero). At most
+/// `KC.min(k)` × `mc` rounded up to `K::MR` elements: within the capacity `sgemm` reserved
+/// fallibly, so these `extend`s never allocate (and never abort). Generic over `K` so that the
+/// copies have constant lengths (a few vector moves, not a `memcpy` call each).
+fn pack_strips<K: Microkernel>(
     pack: &mut Vec<f32>,
     x: Strided<'_>,
     ic: usize,
     mc: usize,
     pc: usize,
     kc: usize,
-    mr: usize,
 ) {
     pack.clear();
-    for first in (ic..ic + mc).step_by(mr) {
-        let rows = mr.min(ic + mc - first);
-        for p in pc..pc + kc {
-            for i in first..first + rows {
-                pack.push(x.elements[i * x.row_stride + p * x.col_stride]);
+    for first in (ic..ic + mc).step_by(K::MR) {
+        let rows = K::MR.min(ic + mc - first);
+        let mut step = [0.0f32; MAX_MR];
+        if x.col_stride == 1 {
+            // Row-major: each row's `kc` elements are one slice; a step takes one of each.
+            let mut sources: [&[f32]; MAX_MR] = [&[]; MAX_MR];
+            for (i, source) in sources.iter_mut().enumerate().take(rows) {
+                let start = (first + i) * x.row_stride + pc;
+                *source = &x.elements[start..start + kc];
             }
-            pack.extend(std::iter::repeat_n(0.0, mr - rows));
+            for p in 0..kc {
+                for (value, source) in step.iter_mut().zip(&sources[..rows]) {
+                    *value = source[p];
+                }
+                pack.extend_from_slice(&step[..K::MR]);
+            }
+        } else {
+            for p in pc..pc + kc {
+                for (i, value) in step.iter_mut().enumerate().take(rows) {
+                    *value = x.elements[(first + i) * x.row_stride + p * x.col_stride];
+                }
+                pack.extend_from_slice(&step[..K::MR]);
+            }
         }
     }
 }
 
-/// Packs rows `pc..pc + kc` and columns `jc..jc + nc` of `y` into `pack`: panel after panel of
-/// `kc` rows × `nr` columns, the columns beyond `nc` zero. At most `KC.min(k)` × `nc`
-/// rounded up to `nr` elements: within the capacity `sgemm` reserved fallibly, so these
-/// `extend`s never allocate (and never abort).
-fn pack_panels(
+/// `f32`s in a cache line.
+const LINE: usize = 16;
+
+/// The most rows a microkernel's tile has (`pack_strips`' scratch).
+const MAX_MR: usize = 16;
+
+/// Packs rows `pc..pc + kc` and columns `jc..jc + nc` of `y` into `pack`, after `at` zeros:
+/// panel after panel of `kc` rows × `K::NR` columns, the columns beyond `nc` zero. At most
+/// `at` (< `LINE`) + `KC.min(k)` × `nc` rounded up to `K::NR` elements: within the capacity
+/// `sgemm` reserved fallibly, so these `extend`s never allocate (and never abort). Generic over `K` so that a full panel's rows are
+/// copies of constant length.
+fn pack_panels<K: Microkernel>(
     pack: &mut Vec<f32>,
     y: Strided<'_>,
     pc: usize,
     kc: usize,
     jc: usize,
     nc: usize,
-    nr: usize,
+    at: usize,
 ) {
     pack.clear();
-    for q in 0..nc.div_ceil(nr) {
-        let cols = nr.min(nc - q * nr);
+    pack.extend(std::iter::repeat_n(0.0, at));
+    for q in 0..nc.div_ceil(K::NR) {
+        let cols = K::NR.min(nc - q * K::NR);
         for p in pc..pc + kc {
-            let start = p * y.row_stride + (jc + q * nr) * y.col_stride;
+            let start = p * y.row_stride + (jc + q * K::NR) * y.col_stride;
+            if y.col_stride == 1 && cols == K::NR {
+                pack.extend_from_slice(&y.elements[start..start + K::NR]);
+                continue;
+            }
             if y.col_stride == 1 {
                 pack.extend_from_slice(&y.elements[start..start + cols]);
             } else {
                 pack.extend((0..cols).map(|j| y.elements[start + j * y.col_stride]));
             }
-            pack.extend(std::iter::repeat_n(0.0, nr - cols));
+            pack.extend(std::iter::repeat_n(0.0, K::NR - cols));
         }
     }
 }
