@@ -408,26 +408,16 @@ mod tests {
                     col_stride: yc,
                 };
                 let case = format!("{m}x{k}x{n}, x {layout:?}");
-                let mut results: Vec<(&str, Vec<u32>)> = Vec::new();
-                if Avx2::detected() {
-                    results.push((
-                        "avx2 in place",
-                        product::<Avx2>((m, k, n), x, y, ReadX::InPlace),
-                    ));
-                    results.push((
-                        "avx2 packed",
-                        product::<Avx2>((m, k, n), x, y, ReadX::Packed),
-                    ));
-                }
-                if Avx512::detected() {
-                    results.push((
-                        "avx512 in place",
-                        product::<Avx512>((m, k, n), x, y, ReadX::InPlace),
-                    ));
-                    results.push((
-                        "avx512 packed",
-                        product::<Avx512>((m, k, n), x, y, ReadX::Packed),
-                    ));
+                let mut results: Vec<(String, Vec<u32>)> = Vec::new();
+                for read_x in [ReadX::InPlace, ReadX::Packed] {
+                    if Avx2::detected() {
+                        let bits = product::<Avx2>((m, k, n), x, y, read_x);
+                        results.push((format!("avx2, x {read_x:?}"), bits));
+                    }
+                    if Avx512::detected() {
+                        let bits = product::<Avx512>((m, k, n), x, y, read_x);
+                        results.push((format!("avx512, x {read_x:?}"), bits));
+                    }
                 }
                 let Some((first, bits)) = results.first() else {
                     return; // neither tile runs on this CPU
