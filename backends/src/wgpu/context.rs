@@ -653,11 +653,13 @@ impl Mapping {
         wait: impl Fn() -> Result<(), DispatchError>,
     ) -> Result<(), DispatchError> {
         let (state, resolved) = &*self.0;
-        let started = std::time::Instant::now();
+        // Counted from the end of the first wait, which may be long (the GPU's work).
+        let mut gpu_done = None;
         loop {
             wait()?;
+            let gpu_done = *gpu_done.get_or_insert_with(std::time::Instant::now);
             let state = lock(state);
-            if state.result.is_some() || started.elapsed() > MAPPING_PATIENCE {
+            if state.result.is_some() || gpu_done.elapsed() > MAPPING_PATIENCE {
                 return Ok(());
             }
             let (state, _) = resolved
