@@ -52,12 +52,12 @@ impl Engine {
 /// The largest product (multiply-adds, `m·k·n`) the tiles serve reading `x` in place (AVX2 and
 /// AVX-512 alike: the bound was measured with the AVX2 tile). Larger ones pack `x` on the AVX-512
 /// tiles (the AVX2 tiles packing `x` ran no faster than `matrixmultiply` at one thread and
-/// slower at two, so the AVX2 variant leaves them to `matrixmultiply`). Measured side by
-/// side (`benches/peers`, one thread, an AVX2 EPYC without
-/// AVX-512): the tiles ran 64² in 7.1 µs against 7.5 and 256² in 372 µs against 407, but 1024²
-/// in 26.7 ms against 25.3 (`matrixmultiply` packs `x` too, which pays off once `x` outgrows
-/// the caches; a strip of `x` read in place there crosses rows 4 KB apart). The bound sits
-/// between the measured sizes, at 512³.
+/// slower at two, so the AVX2 variant leaves them to `matrixmultiply`). Measured side by side
+/// (`benches/peers`, one thread, an AVX2 EPYC without AVX-512): the tiles ran 64² in 7.1 µs
+/// against 7.5 and 256² in 372 µs against 407, but 1024² in 26.7 ms against 25.3
+/// (`matrixmultiply` packs `x` too, which pays off once `x` outgrows the caches; a strip of `x`
+/// read in place there crosses rows 4 KB apart). The bound sits between the measured sizes, at
+/// 512³.
 ///
 /// Nor do they serve an `x` whose elements along a row are not adjacent (a transposed view, as a
 /// weight gradient's `xᵀ·g` reads): the tiles broadcast `x` in place, one cache line per element

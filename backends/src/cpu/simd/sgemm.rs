@@ -19,7 +19,8 @@
 //! is read changes that order: both microkernels, read either way, give the same bits, at every
 //! thread count.
 
-#![allow(unsafe_code)] // the microkernels' contract (an unsafe trait) and their calls, justified at each
+// The microkernels' contract (an unsafe trait) and their calls, each justified where it stands.
+#![allow(unsafe_code)]
 
 use std::mem::MaybeUninit;
 
@@ -224,7 +225,8 @@ pub(crate) fn sgemm<K: Microkernel>(
                             first: pc == 0,
                         };
                         // SAFETY: `K::detected()` held above. The tile is inside the product:
-                        // `ir + mr <= rows` (`mr` below), `col + cols <= n`, `pc + kc <= k`.
+                        // `ir` plus its rows (`MR.min(rows - ir)`) is at most `rows`,
+                        // `col + cols <= n`, `pc + kc <= k`.
                         // In place, element `(i, p)` of the strip is `x`'s `(ir + i, pc + p)`,
                         // after `a` and inside `x.elements` by `x.covers(rows, k)` (checked
                         // above); packed, it is element `i + p·MR` of the strip's slice of
@@ -259,6 +261,7 @@ fn pack_strips<K: Microkernel>(
     pc: usize,
     kc: usize,
 ) {
+    const { assert!(K::MR <= MAX_MR, "a tile with more rows than `MAX_MR`") };
     pack.clear();
     for first in (ic..ic + mc).step_by(K::MR) {
         let rows = K::MR.min(ic + mc - first);
@@ -296,8 +299,8 @@ const MAX_MR: usize = 16;
 /// Packs rows `pc..pc + kc` and columns `jc..jc + nc` of `y` into `pack`, after `at` zeros:
 /// panel after panel of `kc` rows × `K::NR` columns, the columns beyond `nc` zero. At most
 /// `at` (< `LINE`) + `KC.min(k)` × `nc` rounded up to `K::NR` elements: within the capacity
-/// `sgemm` reserved fallibly, so these `extend`s never allocate (and never abort). Generic over `K` so that a full panel's rows are
-/// copies of constant length.
+/// `sgemm` reserved fallibly, so these `extend`s never allocate (and never abort). Generic over
+/// `K` so that a full panel's rows are copies of constant length.
 fn pack_panels<K: Microkernel>(
     pack: &mut Vec<f32>,
     y: Strided<'_>,
@@ -314,10 +317,9 @@ fn pack_panels<K: Microkernel>(
         for p in pc..pc + kc {
             let start = p * y.row_stride + (jc + q * K::NR) * y.col_stride;
             if y.col_stride == 1 && cols == K::NR {
+                // A full row of a panel: a copy of constant length.
                 pack.extend_from_slice(&y.elements[start..start + K::NR]);
-                continue;
-            }
-            if y.col_stride == 1 {
+            } else if y.col_stride == 1 {
                 pack.extend_from_slice(&y.elements[start..start + cols]);
             } else {
                 pack.extend((0..cols).map(|j| y.elements[start + j * y.col_stride]));
