@@ -3,16 +3,19 @@
 //! 6 × 16 with AVX2+FMA (`sgemm_avx2.rs`, 12 accumulators), 14 × 32 with AVX-512F
 //! (`sgemm_avx512.rs`, 28 accumulators of the 32 registers).
 //!
-//! Blocking: for each block of `NC` columns and `KC` rows of `y`, the block is packed into
-//! panels `NR` columns wide (zero-padded at the right edge); then, block of rows by block, each
-//! panel meets every strip of `MR` rows of `x` in the block. `x` is read one of two ways
+//! Blocking: for each block of `KC` rows and up to `NC_SHARED` columns of `y`, the block is
+//! packed into panels `NR` columns wide (zero-padded at the right edge), once for all threads
+//! when it is large (every thread packing a share of its panels), else by each band of rows for
+//! itself; then each band (a thread's rows) meets the whole block, block of rows by block, each
+//! panel meeting every strip of `MR` rows of `x` in the block. `x` is read one of two ways
 //! ([`ReadX`]). In place, each element is broadcast from memory and a block is one strip, which
-//! stays in L1 while it meets every panel of a 256-column block of `y` (in L2): no copy at all,
-//! for products that fit the caches with contiguous rows. Packed, a block of `MC` rows by `KC`
-//! steps is copied into strips once, stays in L2, and meets every panel of up to
-//! [`NC_PACKED`] columns, each panel staying in L1 while the strips pass: for large products and
-//! any layout of `x` (rows of a large `x` read in place lie 4 KB apart at 1024 columns, so a tall
-//! tile's rows fight over one L1 set, and a transposed `x` has one element per cache line).
+//! stays in L1 while it meets every panel of a 256-column sub-block of `y` (in L2): no copy at
+//! all, for products that fit the caches with contiguous rows. Packed, a block of `MC` rows by
+//! `KC` steps is copied into strips once, stays in L2, and meets every panel of the block, each
+//! panel staying in L1 while the strips pass: for large products and any layout of `x` (rows of
+//! a large `x` read in place lie 4 KB apart at 1024 columns, so a tall tile's rows fight over
+//! one L1 set, and a transposed `x` has one element per cache line). Both copies read their
+//! source in order (a row of `y`, a cache line of each row of `x`).
 //!
 //! Every element of the result is one chain of FMAs per `KC` block, in order along `k`, the
 //! blocks added in order. Neither the tile's size, the rows a thread's part holds, nor how `x`
@@ -23,17 +26,21 @@
 #![allow(unsafe_code)]
 
 use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::cpu::threads::{self, Grain};
 
 /// Rows of `y` (and columns of `x`) per block: fixed for every microkernel, as the bits depend
 /// on it.
 const KC: usize = 256;
-/// Columns of `y` per block when `x` is read in place (a multiple of every microkernel's `NR`):
-/// the block (256 KB) stays in L2 while the strips of `x` pass.
+/// Columns of `y` a strip of `x` read in place meets before the next strip (a multiple of every
+/// microkernel's `NR`): the sub-block (256 KB) stays in L2 while the strips pass.
 const NC_IN_PLACE: usize = 256;
-/// Columns of `y` per block when `x` is packed: each packed block of `x` meets all of them, so
-/// the copy is paid once per 4096 columns (the panels come from L3; each stays in L1 while the
-/// block's strips pass).
-const NC_PACKED: usize = 4096;
+/// Columns of `y` per block: `KC` rows by this many columns are packed (once for all threads
+/// when large) and met by every band. Packed, each block of `x` meets all of them, so its copy is
+/// paid once per 4096 columns (the panels come from L3; each stays in L1 while the block's
+/// strips pass); in place, a strip meets them `NC_IN_PLACE` columns at a time.
+const NC_SHARED: usize = 4096;
 /// Rows of `x` per packed block, before rounding up to the tile's `MR`: the block (64 × `KC`,
 /// 64 KB) stays in L2 while the panels pass.
 const MC: usize = 64;
@@ -115,7 +122,7 @@ pub(crate) unsafe trait Microkernel {
     /// Rows of the register tile.
     const MR: usize;
     /// Columns of the register tile and of a packed panel (dividing `NC_IN_PLACE` and
-    /// `NC_PACKED`).
+    /// `NC_SHARED`).
     const NR: usize;
     /// Whether the running CPU has the features `run` needs.
     fn detected() -> bool;
@@ -129,18 +136,24 @@ pub(crate) unsafe trait Microkernel {
     unsafe fn run(tile: &Tile, rows: usize);
 }
 
-/// `out[rows × n]` (row-major, every element written) = `x[rows × k]` · `y[k × n]`, on the
-/// microkernel `K`, reading `x` as `read_x` says.
+/// `out[m × n]` (row-major, every element written on `Ok`) = `x[m × k]` · `y[k × n]`, on the
+/// microkernel `K`, reading `x` as `read_x` says; the rows cut into bands by `bands` (one thread
+/// each, `threads::for_each_part`; a multiple of `K::MR` rows).
+///
+/// Block after block of `y` (`KC` rows by `NC_SHARED` columns) is packed into panels and met
+/// by every band. A large block is packed once, by every thread a share of its panels, then
+/// shared: no thread packs what another already has. A small one (below
+/// `PACK_PARALLEL_FROM`) each band packs for itself, at once: waking the other threads twice
+/// per block would cost more than the copies it saves.
 pub(crate) fn sgemm<K: Microkernel>(
-    rows: usize,
-    k: usize,
-    n: usize,
+    (m, k, n): (usize, usize, usize),
     x: Strided<'_>,
     y: Strided<'_>,
     out: &mut [MaybeUninit<f32>],
     read_x: ReadX,
+    bands: Grain,
 ) -> Result<(), Refused> {
-    if !x.covers(rows, k) || !y.covers(k, n) || rows.checked_mul(n) != Some(out.len()) {
+    if !x.covers(m, k) || !y.covers(k, n) || m.checked_mul(n) != Some(out.len()) {
         return Err(Refused::Layout);
     }
     if !K::detected() {
@@ -153,138 +166,283 @@ pub(crate) fn sgemm<K: Microkernel>(
         out.fill(MaybeUninit::new(0.0));
         return Ok(());
     }
-    let (nc_max, mc_max) = match read_x {
-        // In place, a block is one strip, which stays in L1 while it meets every panel.
-        ReadX::InPlace => (NC_IN_PLACE, K::MR),
-        ReadX::Packed => (NC_PACKED, MC.div_ceil(K::MR) * K::MR),
-    };
-    // The largest blocks: `kc` rows of `y` by `nc` columns rounded up to `NR`, and (packed) `kc`
-    // steps of `mc` rows of `x` rounded up to `MR`.
-    let panels_len = KC.min(k) * nc_max.min(n).div_ceil(K::NR) * K::NR;
-    let strips_len = match read_x {
-        ReadX::InPlace => 0,
-        ReadX::Packed => KC.min(k) * mc_max.min(rows).div_ceil(K::MR) * K::MR,
-    };
-    let buffer = |len: usize| {
-        let mut buffer: Vec<f32> = Vec::new();
-        buffer
-            .try_reserve_exact(len)
-            .map_err(|_| Refused::OutOfMemory {
-                bytes: (panels_len + strips_len) * size_of::<f32>(),
-            })?;
-        Ok(buffer)
-    };
-    // The panels start on a 64-byte boundary, `panels_at` elements into their buffer, so that no
-    // load of a panel's row (one or two cache lines) straddles two lines.
-    let (mut panels, mut strips) = (buffer(panels_len + LINE)?, buffer(strips_len)?);
-    let panels_at = match panels.as_ptr().align_offset(LINE * size_of::<f32>()) {
-        at if at < LINE => at,
-        _ => 0, // `align_offset` may decline to say; unaligned loads are only slower
-    };
-    let c = out.as_mut_ptr().cast::<f32>();
-    let mut jc = 0;
-    while jc < n {
-        let nc = nc_max.min(n - jc);
-        let mut pc = 0;
-        while pc < k {
-            let kc = KC.min(k - pc);
-            pack_panels::<K>(&mut panels, y, pc, kc, jc, nc, panels_at);
-            let mut ic = 0;
-            while ic < rows {
-                let mc = mc_max.min(rows - ic);
-                if read_x == ReadX::Packed {
-                    pack_strips::<K>(&mut strips, x, ic, mc, pc, kc);
-                }
-                for (q, panel) in panels[panels_at..].chunks_exact(kc * K::NR).enumerate() {
-                    let col = jc + q * K::NR;
-                    for s in 0..mc.div_ceil(K::MR) {
-                        let ir = ic + s * K::MR;
-                        // Element `(i, p)` of the strip (`x`'s `(ir + i, pc + p)`) is at
-                        // `a + i·a_row + p·a_step`.
-                        let (a, a_row, a_step) = match read_x {
-                            ReadX::InPlace => (
-                                x.elements[ir * x.row_stride + pc * x.col_stride..].as_ptr(),
-                                x.row_stride,
-                                x.col_stride,
-                            ),
-                            ReadX::Packed => (
-                                strips[s * kc * K::MR..(s + 1) * kc * K::MR].as_ptr(),
-                                1,
-                                K::MR,
-                            ),
-                        };
-                        let tile = Tile {
-                            a,
-                            a_row,
-                            a_step,
-                            kc,
-                            panel: panel.as_ptr(),
-                            c: c.wrapping_add(ir * n + col),
-                            ldc: n,
-                            cols: K::NR.min(nc - q * K::NR),
-                            first: pc == 0,
-                        };
-                        // SAFETY: `K::detected()` held above. The tile is inside the product:
-                        // `ir` plus its rows (`MR.min(rows - ir)`) is at most `rows`,
-                        // `col + cols <= n`, `pc + kc <= k`.
-                        // In place, element `(i, p)` of the strip is `x`'s `(ir + i, pc + p)`,
-                        // after `a` and inside `x.elements` by `x.covers(rows, k)` (checked
-                        // above); packed, it is element `i + p·MR` of the strip's slice of
-                        // `kc × MR` (`i < MR`, `p < kc`). The panel has `kc × NR` elements
-                        // (`chunks_exact`). The result's rows `ir..ir + mr`, columns
-                        // `col..col + cols` are inside `out` (`rows × n` elements, checked),
-                        // which this function borrows exclusively; the ones read back
-                        // (`pc > 0`) were written by this tile's first block (`pc == 0`), which
-                        // writes all of them (`Microkernel`'s contract).
-                        unsafe { K::run(&tile, K::MR.min(rows - ir)) };
-                    }
-                }
-                ic += mc;
-            }
-            pc += kc;
+    // A band's buffer it could not allocate (0: none).
+    let refused_bytes = AtomicUsize::new(0);
+    let refuse = |refused: Refused| {
+        if let Refused::OutOfMemory { bytes } = refused {
+            refused_bytes.store(bytes, Ordering::Relaxed);
         }
-        jc += nc;
+        false
+    };
+    for jc in (0..n).step_by(NC_SHARED) {
+        let nc = NC_SHARED.min(n - jc);
+        for pc in (0..k).step_by(KC) {
+            let kc = KC.min(k - pc);
+            let block = Block { pc, kc, jc, nc };
+            let shared = match panels_len::<K>(kc, nc) >= PACK_PARALLEL_FROM {
+                true => Some(PackedBlock::pack::<K>(y, block, true)?),
+                false => None,
+            };
+            let written = threads::for_each_part(out, bands, |start, band| {
+                let (first_row, rows) = (start / n, band.len() / n);
+                if start % n != 0 || band.len() % n != 0 {
+                    return false;
+                }
+                let own;
+                let panels = match &shared {
+                    Some(shared) => shared.panels(),
+                    None => match PackedBlock::pack::<K>(y, block, false) {
+                        Ok(packed) => {
+                            own = packed;
+                            own.panels()
+                        }
+                        Err(refused) => return refuse(refused),
+                    },
+                };
+                // SAFETY: `band` is whole rows of `out` (checked), and unless `pc == 0` every
+                // element of its columns `jc..jc + nc` was written: the block `(jc, 0)` ran
+                // before this one over every row (this loop's order), and its `for_each_part`
+                // returned true, which `band_times_block` makes it do only after writing all of
+                // them.
+                let result = unsafe {
+                    band_times_block::<K>(x, (first_row, rows), n, block, panels, band, read_x)
+                };
+                match result {
+                    Ok(()) => true,
+                    Err(refused) => refuse(refused),
+                }
+            });
+            if !written {
+                return Err(match refused_bytes.load(Ordering::Relaxed) {
+                    0 => Refused::Layout,
+                    bytes => Refused::OutOfMemory { bytes },
+                });
+            }
+        }
     }
     Ok(())
 }
 
-/// Packs rows `ic..ic + mc` and columns `pc..pc + kc` of `x` into `pack`: strip after strip of
-/// `K::MR` rows, each `kc` steps of `K::MR` elements (the rows beyond `mc` zero). At most
-/// `KC.min(k)` × `mc` rounded up to `K::MR` elements: within the capacity `sgemm` reserved
-/// fallibly, so these `extend`s never allocate (and never abort). Generic over `K` so that the
-/// copies have constant lengths (a few vector moves, not a `memcpy` call each).
+/// Elements of a block of `y` from which it is packed once and shared between the bands, its
+/// panels packed by every thread (1 MB).
+const PACK_PARALLEL_FROM: usize = 1 << 18;
+
+/// A block of `y`: rows `pc..pc + kc`, columns `jc..jc + nc`.
+#[derive(Clone, Copy)]
+struct Block {
+    pc: usize,
+    kc: usize,
+    jc: usize,
+    nc: usize,
+}
+
+/// A block of `y` packed into panels: panel `q` (columns `jc + q·NR..`) is `kc` rows of `NR`
+/// elements at `at + q·kc·NR` of `buffer`, zero past column `jc + nc`; `at` puts the panels on a
+/// 64-byte line, so that no load of a panel's row (one or two cache lines) straddles two lines.
+struct PackedBlock {
+    buffer: Vec<f32>,
+    at: usize,
+}
+
+impl PackedBlock {
+    /// Packs `block` of `y` for the microkernel `K`, its panels by every thread when
+    /// `parallel` (and the block is large enough), else on the calling thread.
+    fn pack<K: Microkernel>(y: Strided<'_>, block: Block, parallel: bool) -> Result<Self, Refused> {
+        let Block { kc, nc, .. } = block;
+        let len = panels_len::<K>(kc, nc);
+        let mut buffer: Vec<f32> = Vec::new();
+        buffer
+            .try_reserve_exact(len + LINE)
+            .map_err(|_| Refused::OutOfMemory {
+                bytes: (len + LINE) * size_of::<f32>(),
+            })?;
+        let at = match buffer.as_ptr().align_offset(LINE * size_of::<f32>()) {
+            at if at < LINE => at,
+            _ => 0, // `align_offset` may decline to say; unaligned loads are only slower
+        };
+        let spare = &mut buffer.spare_capacity_mut()[..at + len];
+        let (before, panels) = spare.split_at_mut(at);
+        before.fill(MaybeUninit::new(0.0));
+        let panel_len = kc * K::NR;
+        let grain = Grain {
+            parallel_from: if parallel {
+                PACK_PARALLEL_FROM
+            } else {
+                usize::MAX
+            },
+            multiple: panel_len,
+            min_part: PACK_PARALLEL_FROM / 2,
+            parts_per_thread: 1,
+        };
+        let packed = threads::for_each_part(panels, grain, |start, part| {
+            pack_panels::<K>(y, block, start / panel_len, part)
+        });
+        if !packed {
+            return Err(Refused::Layout);
+        }
+        // SAFETY: the first `at` elements were written above; `for_each_part` returned true, so
+        // every part's `pack_panels` did, which it does only after writing every element of its
+        // part, and the parts cover the next `len`. The capacity is `len + LINE >= at + len`.
+        unsafe { buffer.set_len(at + len) };
+        Ok(PackedBlock { buffer, at })
+    }
+
+    fn panels(&self) -> &[f32] {
+        &self.buffer[self.at..]
+    }
+}
+
+/// The elements of the panels of `kc` rows by `nc` columns of `y`.
+fn panels_len<K: Microkernel>(kc: usize, nc: usize) -> usize {
+    kc * nc.div_ceil(K::NR) * K::NR
+}
+
+/// Adds `x`'s rows `first_row..first_row + rows` times `block` of `y` (packed: `panels`) to
+/// `band` (those rows of the `n`-column result), or writes it there when the block is the first
+/// along `k` (`pc == 0`). `Ok` only after every element of the band's columns `jc..jc + nc` is
+/// written.
+///
+/// # Safety
+/// Unless `block.pc == 0`, every element of `band` in columns `jc..jc + nc` is initialised.
+unsafe fn band_times_block<K: Microkernel>(
+    x: Strided<'_>,
+    (first_row, rows): (usize, usize),
+    n: usize,
+    block: Block,
+    panels: &[f32],
+    band: &mut [MaybeUninit<f32>],
+    read_x: ReadX,
+) -> Result<(), Refused> {
+    let Block { pc, kc, jc, nc } = block;
+    let inside = first_row
+        .checked_add(rows)
+        .is_some_and(|end| x.covers(end, pc + kc))
+        && rows.checked_mul(n) == Some(band.len())
+        && jc + nc <= n
+        && panels.len() >= panels_len::<K>(kc, nc);
+    if !inside {
+        return Err(Refused::Layout);
+    }
+    let (nc_sub, mc_max) = match read_x {
+        // In place, a block is one strip, which stays in L1 while it meets every panel of
+        // `NC_IN_PLACE` columns.
+        ReadX::InPlace => (NC_IN_PLACE, K::MR),
+        ReadX::Packed => (nc, MC.div_ceil(K::MR) * K::MR),
+    };
+    let mut strips: Vec<f32> = Vec::new();
+    if read_x == ReadX::Packed {
+        let len = kc * mc_max.min(rows).div_ceil(K::MR) * K::MR;
+        strips
+            .try_reserve_exact(len)
+            .map_err(|_| Refused::OutOfMemory {
+                bytes: len * size_of::<f32>(),
+            })?;
+        // No allocation: reserved above.
+        strips.resize(len, 0.0);
+    }
+    let c = band.as_mut_ptr().cast::<f32>();
+    for sub in (0..nc).step_by(nc_sub) {
+        let sub_panels = sub / K::NR..(sub + nc_sub.min(nc - sub)).div_ceil(K::NR);
+        for ic in (0..rows).step_by(mc_max) {
+            let mc = mc_max.min(rows - ic);
+            if read_x == ReadX::Packed {
+                pack_strips::<K>(&mut strips, x, first_row + ic, mc, pc, kc);
+            }
+            for q in sub_panels.clone() {
+                let panel = &panels[q * kc * K::NR..(q + 1) * kc * K::NR];
+                let col = jc + q * K::NR;
+                for s in 0..mc.div_ceil(K::MR) {
+                    let ir = ic + s * K::MR;
+                    // Element `(i, p)` of the strip (`x`'s `(first_row + ir + i, pc + p)`) is
+                    // at `a + i·a_row + p·a_step`.
+                    let (a, a_row, a_step) = match read_x {
+                        ReadX::InPlace => (
+                            x.elements[(first_row + ir) * x.row_stride + pc * x.col_stride..]
+                                .as_ptr(),
+                            x.row_stride,
+                            x.col_stride,
+                        ),
+                        ReadX::Packed => (
+                            strips[s * kc * K::MR..(s + 1) * kc * K::MR].as_ptr(),
+                            1,
+                            K::MR,
+                        ),
+                    };
+                    let tile = Tile {
+                        a,
+                        a_row,
+                        a_step,
+                        kc,
+                        panel: panel.as_ptr(),
+                        c: c.wrapping_add(ir * n + col),
+                        ldc: n,
+                        cols: K::NR.min(jc + nc - col),
+                        first: pc == 0,
+                    };
+                    // SAFETY: `K::detected()` held in `sgemm`. The tile is inside the product:
+                    // `ir` plus its rows (`MR.min(rows - ir)`) is at most `rows`, `col + cols`
+                    // at most `jc + nc <= n`, `pc + kc` at most `k`. In place, element `(i, p)`
+                    // of the strip is `x`'s `(first_row + ir + i, pc + p)`, after `a` and inside
+                    // `x.elements` (`x.covers(first_row + rows, pc + kc)`, checked above);
+                    // packed, it is element `i + p·MR` of the strip's slice of `kc × MR`
+                    // (`i < MR`, `p < kc`). The panel has `kc × NR` elements (sliced). The
+                    // band's rows `ir..`, columns `col..col + cols` are inside `band` (`rows ×
+                    // n` elements, checked), which this function borrows exclusively; the ones
+                    // read back (`pc > 0`) are initialised (this function's contract).
+                    unsafe { K::run(&tile, K::MR.min(rows - ir)) };
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Packs rows `ic..ic + mc` and columns `pc..pc + kc` of `x` into the start of `pack`: strip
+/// after strip of `K::MR` rows, each `kc` steps of `K::MR` elements (the rows beyond `mc` zero).
+/// `pack` holds `mc` rounded up to `K::MR`, times `kc` elements or more. The source is read in
+/// order: a row-major `x` a cache line of each row at a time (the writes stay inside a few
+/// lines of the strip), a transposed one a step's `K::MR` adjacent elements at a time.
 fn pack_strips<K: Microkernel>(
-    pack: &mut Vec<f32>,
+    pack: &mut [f32],
     x: Strided<'_>,
     ic: usize,
     mc: usize,
     pc: usize,
     kc: usize,
 ) {
-    const { assert!(K::MR <= MAX_MR, "a tile with more rows than `MAX_MR`") };
-    pack.clear();
-    for first in (ic..ic + mc).step_by(K::MR) {
+    let strips = pack[..mc.div_ceil(K::MR) * K::MR * kc].chunks_exact_mut(K::MR * kc);
+    for (first, strip) in (ic..ic + mc).step_by(K::MR).zip(strips) {
         let rows = K::MR.min(ic + mc - first);
-        let mut step = [0.0f32; MAX_MR];
         if x.col_stride == 1 {
-            // Row-major: each row's `kc` elements are one slice; a step takes one of each.
-            let mut sources: [&[f32]; MAX_MR] = [&[]; MAX_MR];
-            for (i, source) in sources.iter_mut().enumerate().take(rows) {
-                let start = (first + i) * x.row_stride + pc;
-                *source = &x.elements[start..start + kc];
-            }
-            for p in 0..kc {
-                for (value, source) in step.iter_mut().zip(&sources[..rows]) {
-                    *value = source[p];
+            for (chunk, steps) in strip.chunks_mut(LINE * K::MR).enumerate() {
+                let p = pc + chunk * LINE;
+                let len = steps.len() / K::MR;
+                for i in 0..K::MR {
+                    let steps = steps.chunks_exact_mut(K::MR);
+                    if i < rows {
+                        let start = (first + i) * x.row_stride + p;
+                        for (step, &value) in steps.zip(&x.elements[start..start + len]) {
+                            step[i] = value;
+                        }
+                    } else {
+                        steps.for_each(|step| step[i] = 0.0);
+                    }
                 }
-                pack.extend_from_slice(&step[..K::MR]);
             }
         } else {
-            for p in pc..pc + kc {
-                for (i, value) in step.iter_mut().enumerate().take(rows) {
-                    *value = x.elements[(first + i) * x.row_stride + p * x.col_stride];
+            for (p, step) in (pc..pc + kc).zip(strip.chunks_exact_mut(K::MR)) {
+                let start = first * x.row_stride + p * x.col_stride;
+                if x.row_stride == 1 && rows == K::MR {
+                    step.copy_from_slice(&x.elements[start..start + K::MR]);
+                } else {
+                    for (i, value) in step.iter_mut().enumerate() {
+                        *value = if i < rows {
+                            x.elements[start + i * x.row_stride]
+                        } else {
+                            0.0
+                        };
+                    }
                 }
-                pack.extend_from_slice(&step[..K::MR]);
             }
         }
     }
@@ -293,40 +451,49 @@ fn pack_strips<K: Microkernel>(
 /// `f32`s in a cache line.
 const LINE: usize = 16;
 
-/// The most rows a microkernel's tile has (`pack_strips`' scratch).
-const MAX_MR: usize = 16;
-
-/// Packs rows `pc..pc + kc` and columns `jc..jc + nc` of `y` into `pack`, after `at` zeros:
-/// panel after panel of `kc` rows × `K::NR` columns, the columns beyond `nc` zero. At most
-/// `at` (< `LINE`) + `KC.min(k)` × `nc` rounded up to `K::NR` elements: within the capacity
-/// `sgemm` reserved fallibly, so these `extend`s never allocate (and never abort). Generic over
-/// `K` so that a full panel's rows are copies of constant length.
+/// Packs panels `first..` of the block of `y` (rows `pc..pc + kc`, columns `jc..jc + nc`) into
+/// `part`, whole panels of `kc` rows × `K::NR` columns, the columns beyond `jc + nc` zero; each
+/// row of `y` is read in order, its columns going to one panel after another. `true` after
+/// writing every element of `part`; `false` (having written nothing) where `part` is not whole
+/// panels of the block or `y` lacks them. Generic over `K` so that a full panel's rows are copies
+/// of constant length.
 fn pack_panels<K: Microkernel>(
-    pack: &mut Vec<f32>,
     y: Strided<'_>,
-    pc: usize,
-    kc: usize,
-    jc: usize,
-    nc: usize,
-    at: usize,
-) {
-    pack.clear();
-    pack.extend(std::iter::repeat_n(0.0, at));
-    for q in 0..nc.div_ceil(K::NR) {
-        let cols = K::NR.min(nc - q * K::NR);
-        for p in pc..pc + kc {
-            let start = p * y.row_stride + (jc + q * K::NR) * y.col_stride;
+    Block { pc, kc, jc, nc }: Block,
+    first: usize,
+    part: &mut [MaybeUninit<f32>],
+) -> bool {
+    let panel_len = kc * K::NR;
+    let count = part.len() / panel_len.max(1);
+    let fits = part.len().is_multiple_of(panel_len.max(1))
+        && first + count <= nc.div_ceil(K::NR)
+        && y.covers(pc + kc, jc + nc);
+    if !fits {
+        return false;
+    }
+    for (p, row) in (pc..pc + kc).enumerate() {
+        let start = row * y.row_stride + jc * y.col_stride;
+        for (q, panel) in (first..first + count).zip(part.chunks_exact_mut(panel_len)) {
+            let cols = K::NR.min(nc - q * K::NR);
+            let panel_row = &mut panel[p * K::NR..(p + 1) * K::NR];
+            let from = start + q * K::NR * y.col_stride;
             if y.col_stride == 1 && cols == K::NR {
                 // A full row of a panel: a copy of constant length.
-                pack.extend_from_slice(&y.elements[start..start + K::NR]);
-            } else if y.col_stride == 1 {
-                pack.extend_from_slice(&y.elements[start..start + cols]);
+                panel_row.write_copy_of_slice(&y.elements[from..from + K::NR]);
             } else {
-                pack.extend((0..cols).map(|j| y.elements[start + j * y.col_stride]));
+                let (inside, beyond) = panel_row.split_at_mut(cols);
+                if y.col_stride == 1 {
+                    inside.write_copy_of_slice(&y.elements[from..from + cols]);
+                } else {
+                    for (j, to) in inside.iter_mut().enumerate() {
+                        *to = MaybeUninit::new(y.elements[from + j * y.col_stride]);
+                    }
+                }
+                beyond.fill(MaybeUninit::new(0.0));
             }
-            pack.extend(std::iter::repeat_n(0.0, K::NR - cols));
         }
     }
+    true
 }
 
 #[cfg(test)]
@@ -361,14 +528,23 @@ mod tests {
         (elements, row_stride, col_stride)
     }
 
+    /// The product's bits, on one thread or in bands of one tile's rows on every thread (the
+    /// shared panels then packed in parts too, where a block is large enough).
     fn product<K: Microkernel>(
         (m, k, n): (usize, usize, usize),
         x: Strided<'_>,
         y: Strided<'_>,
         read_x: ReadX,
+        threaded: bool,
     ) -> Vec<u32> {
         let mut out = vec![MaybeUninit::new(f32::NAN); m * n];
-        sgemm::<K>(m, k, n, x, y, &mut out, read_x).expect("the tiles serve it");
+        let bands = Grain {
+            parallel_from: if threaded { 0 } else { usize::MAX },
+            multiple: n * K::MR,
+            min_part: 1,
+            parts_per_thread: 2,
+        };
+        sgemm::<K>((m, k, n), x, y, &mut out, read_x, bands).expect("the tiles serve it");
         out.iter().map(|v| written_bits(*v)).collect()
     }
 
@@ -381,7 +557,7 @@ mod tests {
     }
 
     /// Reading `x` packed gives the bits of reading it in place, for both tiles, at the edges
-    /// of every block (`MC` rows, `KC` steps, `NC_PACKED` columns, partial tiles), for every
+    /// of every block (`MC` rows, `KC` steps, `NC_SHARED` columns, partial tiles), for every
     /// layout of `x`; and both tiles give the same bits; and the values are the product's
     /// (within the rounding of `k` additions).
     #[test]
@@ -393,7 +569,8 @@ mod tests {
             (29, 260, 81),
             (71, 513, 33),
             (150, 37, 129),
-            (2, 3, NC_PACKED + 37),
+            (2, 3, NC_SHARED + 37),
+            (20, 300, 1100),
         ];
         for (m, k, n) in shapes {
             for layout in [Layout::RowMajor, Layout::Transposed, Layout::PaddedRows] {
@@ -411,14 +588,18 @@ mod tests {
                 };
                 let case = format!("{m}x{k}x{n}, x {layout:?}");
                 let mut results: Vec<(String, Vec<u32>)> = Vec::new();
-                for read_x in [ReadX::InPlace, ReadX::Packed] {
+                for (read_x, threaded) in [ReadX::InPlace, ReadX::Packed]
+                    .into_iter()
+                    .flat_map(|read_x| [(read_x, false), (read_x, true)])
+                {
+                    let how = format!("x {read_x:?}, threaded {threaded}");
                     if Avx2::detected() {
-                        let bits = product::<Avx2>((m, k, n), x, y, read_x);
-                        results.push((format!("avx2, x {read_x:?}"), bits));
+                        let bits = product::<Avx2>((m, k, n), x, y, read_x, threaded);
+                        results.push((format!("avx2, {how}"), bits));
                     }
                     if Avx512::detected() {
-                        let bits = product::<Avx512>((m, k, n), x, y, read_x);
-                        results.push((format!("avx512, x {read_x:?}"), bits));
+                        let bits = product::<Avx512>((m, k, n), x, y, read_x, threaded);
+                        results.push((format!("avx512, {how}"), bits));
                     }
                 }
                 let Some((first, bits)) = results.first() else {
