@@ -15,6 +15,8 @@ use switchyard::{DType, DispatchError, Result, Tensor, host_buffer, rules};
 #[cfg(target_arch = "x86_64")]
 use super::sgemm::{Microkernel, ReadX, Refused, Strided, sgemm};
 #[cfg(target_arch = "x86_64")]
+use super::sgemm_narrow::{NARROW, Narrow};
+#[cfg(target_arch = "x86_64")]
 use super::{sgemm_avx2::Avx2, sgemm_avx512::Avx512};
 use crate::cpu::naive::matmul_naive;
 use crate::cpu::threads::{self, Grain};
@@ -32,6 +34,10 @@ pub(crate) enum Engine {
     /// `sgemm::sgemm` with the 14 × 32 AVX-512F tile, likewise checked.
     #[cfg(target_arch = "x86_64")]
     Avx512Tiles,
+    /// `sgemm_narrow`'s kernels, for a `y` of at most `NARROW` columns and an `x` with
+    /// contiguous rows or columns (chosen in `gemm`, where the tiles would serve).
+    #[cfg(target_arch = "x86_64")]
+    Narrow(Narrow),
 }
 
 impl Engine {
@@ -43,6 +49,8 @@ impl Engine {
             Engine::Avx2Tiles => Avx2::MR,
             #[cfg(target_arch = "x86_64")]
             Engine::Avx512Tiles => Avx512::MR,
+            #[cfg(target_arch = "x86_64")]
+            Engine::Narrow(_) => 16,
         }
     }
 }
@@ -81,7 +89,13 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
     #[cfg(target_arch = "x86_64")]
     let large = len.saturating_mul(k) > TILES_UP_TO;
     #[cfg(target_arch = "x86_64")]
+    let narrow = k > 0 && n <= NARROW && (x.strides()[1] == 1 || x.strides()[0] == 1);
+    #[cfg(target_arch = "x86_64")]
     let engine = match engine {
+        Engine::Avx2Tiles if narrow && Narrow::Avx2.detected() => Engine::Narrow(Narrow::Avx2),
+        Engine::Avx512Tiles if narrow && Narrow::Avx512.detected() => {
+            Engine::Narrow(Narrow::Avx512)
+        }
         Engine::Avx2Tiles if !Avx2::detected() => Engine::MatrixMultiply,
         Engine::Avx512Tiles if !Avx512::detected() => Engine::MatrixMultiply,
         Engine::Avx2Tiles if large => Engine::MatrixMultiply,
@@ -119,6 +133,24 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
                         return false;
                     }
                     matrixmultiply_band(rows, k, n, lhs, (xr, xc), ys, (yr, yc), part)
+                })
+            }
+            #[cfg(target_arch = "x86_64")]
+            Engine::Narrow(isa) => {
+                threads::for_each_part(&mut out.spare()[..len], grain, |start, part| {
+                    let (row, rows) = (start / n, part.len() / n);
+                    if start % n != 0 || part.len() % n != 0 {
+                        return false;
+                    }
+                    let y = (ys, yr, yc);
+                    match xc == 1 {
+                        true => xs
+                            .get(row.saturating_mul(xr)..)
+                            .is_some_and(|lhs| isa.dot_rows((rows, k, n), (lhs, xr), y, part)),
+                        false => xs
+                            .get(row..)
+                            .is_some_and(|lhs| isa.dot_columns((rows, k, n), (lhs, xc), y, part)),
+                    }
                 })
             }
             #[cfg(target_arch = "x86_64")]

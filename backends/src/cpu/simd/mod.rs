@@ -90,6 +90,8 @@ mod sgemm;
 mod sgemm_avx2;
 #[cfg(target_arch = "x86_64")]
 mod sgemm_avx512;
+#[cfg(target_arch = "x86_64")]
+mod sgemm_narrow;
 #[cfg(any(
     target_arch = "x86_64",
     target_arch = "aarch64",
