@@ -664,8 +664,8 @@ fn matmul_is_within_tolerance_of_naive() {
 }
 
 /// Every `matmul` variant this CPU runs gives the same bits up to 2²⁷ multiply-adds: on x86-64
-/// the AVX2 and AVX-512 tiles compute each element as the same chains of FMAs, and both hand a
-/// transposed `x` to `matrixmultiply`. (Past 2²⁷ they part: the AVX2 variant takes
+/// the AVX2 and AVX-512 tiles compute each element as the same chains of FMAs, whether they read
+/// `x` in place or packed (as they do a transposed `x`). (Past 2²⁷ they part: the AVX2 variant takes
 /// `matrixmultiply`, the AVX-512 one its tiles with `x` packed. Each is still the same bits at
 /// every thread count.)
 #[test]

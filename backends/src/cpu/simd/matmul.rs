@@ -3,10 +3,13 @@
 //! tiles with AVX2+FMA, 14 × 32 with AVX-512F, the same bits) serve products up to 512³
 //! multiply-adds with a row-major `x` (`TILES_UP_TO`), reading `x` in place; larger products
 //! go to the AVX-512 tiles with `x` packed, or, in the AVX2 variant, to the `matrixmultiply`
-//! crate (packed panels, cache blocking and a microkernel per ISA; pure Rust, well kept), which
-//! also takes smaller products with a transposed `x`; on aarch64 `matrixmultiply` serves all.
-//! Both take any row and column strides, so transposed and sliced `f32` operands need no copy;
-//! other dtypes take the naive kernel.
+//! crate (packed panels, cache blocking and a microkernel per ISA; pure Rust, well kept). An `x`
+//! with other strides (a transposed view) the tiles pack at every size. A `y` of at most four
+//! columns (a classifier's last layer) goes to `sgemm_narrow.rs` instead, whose kernels do not
+//! pad it to a tile's width (both variants, the same bits), where `x` has contiguous rows or
+//! columns. On aarch64 `matrixmultiply` serves all. The engines take any row and column
+//! strides, so transposed and sliced `f32` operands need no copy; other dtypes take the naive
+//! kernel.
 
 #![allow(unsafe_code)] // one call into each engine: raw pointers and strides, or target features
 
@@ -65,11 +68,12 @@ impl Engine {
 /// read in place there crosses rows 4 KB apart). The bound sits between the measured sizes, at
 /// 512³.
 ///
-/// Nor do they serve an `x` whose elements along a row are not adjacent (a transposed view, as a
-/// weight gradient's `xᵀ·g` reads): the tiles broadcast `x` in place, one cache line per element
-/// of `k` there, where `matrixmultiply` packs it. Measured at 2 threads on the training
-/// example's products: `hᵀ·g` (64 × 4096 × 64, `hᵀ` a view) 367 µs on the tiles against 296 µs,
-/// while a row-major `h·W` (4096 × 64 × 64) ran 207 µs against 238 µs.
+/// An `x` whose elements along a row are not adjacent (a transposed view, as a weight
+/// gradient's `xᵀ·g` reads) the tiles pack at every size: read in place it costs a cache line per
+/// element of `k`. Measured on an AVX-512 Xeon (one thread / two), against `matrixmultiply`,
+/// which served these before: `hᵀ·g` 64 × 4096 × 64 458 / 231 µs against 443 / 398, 256³
+/// 200 / 123 µs against 333 / 210; the AVX2 tiles there 435 / 290 and 320 / 182 µs against 447 /
+/// 314 and 340 / 194.
 #[cfg(target_arch = "x86_64")]
 const TILES_UP_TO: usize = 1 << 27;
 
@@ -99,14 +103,15 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
         Engine::Avx2Tiles if !Avx2::detected() => Engine::MatrixMultiply,
         Engine::Avx512Tiles if !Avx512::detected() => Engine::MatrixMultiply,
         Engine::Avx2Tiles if large => Engine::MatrixMultiply,
-        Engine::Avx2Tiles | Engine::Avx512Tiles if !large && x.strides()[1] != 1 && k > 1 => {
-            Engine::MatrixMultiply
-        }
         engine => engine,
     };
-    // Large products (only the AVX-512 tiles take them) pack `x`; the others read it in place.
+    // Large products (only the AVX-512 tiles take them) and an `x` whose rows are not contiguous
+    // pack `x`; the others read it in place.
     #[cfg(target_arch = "x86_64")]
-    let read_x = if large { ReadX::Packed } else { ReadX::InPlace };
+    let read_x = match large || (x.strides()[1] != 1 && k > 1) {
+        true => ReadX::Packed,
+        false => ReadX::InPlace,
+    };
     let (xv, yv) = (x.host::<f32>(OP)?, y.host::<f32>(OP)?);
     let (xs, ys) = (
         &xv.storage()[x.storage_offset()..],
