@@ -67,7 +67,7 @@ pub(crate) struct Strided<'a> {
 impl Strided<'_> {
     /// Whether every element `(i, j)`, `i < rows`, `j < cols` is in `elements` (with checked
     /// arithmetic: a stride that overflows is out of range).
-    fn covers(&self, rows: usize, cols: usize) -> bool {
+    pub(crate) fn covers(&self, rows: usize, cols: usize) -> bool {
         if rows == 0 || cols == 0 {
             return true;
         }

@@ -8,13 +8,15 @@
 //!   in 16 lanes (lane `q` adds the products of steps `p ≡ q mod 16`, in order; AVX2 holds them
 //!   in two vectors), the lanes then added in one fixed tree;
 //! - **columns of `x` contiguous** (a transposed view, as a weight gradient `hᵀ·g` reads;
-//!   [`Narrow::dot_columns`]): the vectors run down `x`'s rows, and each element is one chain of
-//!   FMAs along `k`, in order.
+//!   [`Narrow::dot_columns`]): the vectors run down `x`'s rows (two vectors side by side), and
+//!   each element is one chain of FMAs along `k`, in order.
 
 #![allow(unsafe_code)] // the intrinsics, on chunks whose length the types give
 
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
+
+use super::sgemm::Strided;
 
 /// The widest `y` these kernels take.
 pub(crate) const NARROW: usize = 4;
@@ -150,14 +152,16 @@ impl Narrow {
         if !fits || !self.detected() {
             return false;
         }
+        // Two vectors of rows at a time: twice the independent chains (an FMA's latency is
+        // four of its issue slots).
         let width = match self {
-            Narrow::Avx2 => 8,
-            Narrow::Avx512 => 16,
+            Narrow::Avx2 => 16,
+            Narrow::Avx512 => 32,
         };
         let mut first = 0;
         while first < rows {
             let count = width.min(rows - first);
-            let mut block = [[0.0; LANES]; NARROW];
+            let mut block = [[0.0; 2 * LANES]; NARROW];
             // SAFETY: `detected()` held above; the block's rows `first..first + count` are rows
             // of `x` (`covers`, checked above), `count ≤ width`.
             unsafe {
@@ -187,8 +191,8 @@ impl Narrow {
     }
 }
 
-/// Whether every element `(i, j)`, `i < rows`, `j < cols` of a strided operand is inside
-/// `elements` (checked arithmetic).
+/// Whether every element `(i, j)`, `i < rows`, `j < cols` of `elements` with these strides is
+/// inside it (checked arithmetic).
 fn covers(
     elements: &[f32],
     rows: usize,
@@ -196,15 +200,12 @@ fn covers(
     row_stride: usize,
     col_stride: usize,
 ) -> bool {
-    if rows == 0 || cols == 0 {
-        return true;
-    }
-    let last = (rows - 1).checked_mul(row_stride).and_then(|r| {
-        (cols - 1)
-            .checked_mul(col_stride)
-            .and_then(|c| r.checked_add(c))
-    });
-    last.is_some_and(|last| last < elements.len())
+    let operand = Strided {
+        elements,
+        row_stride,
+        col_stride,
+    };
+    operand.covers(rows, cols)
 }
 
 /// `R` rows of `x` (each its `whole` chunks, then its `tails`, shorter than a chunk and maybe
@@ -343,9 +344,9 @@ fn add_eight(v: __m256) -> f32 {
     _mm_cvtss_f32(_mm_add_ss(two, _mm_shuffle_ps::<1>(two, two)))
 }
 
-/// Rows `first..first + count` (`count ≤ 8`) of `x` (column `p` at `p·col_stride`) times the
-/// `block.len()` columns of `y`: each element one chain of FMAs along `k`; row `r`'s result for
-/// column `j` in `block[j][r]`.
+/// Rows `first..first + count` (`count ≤ 16`: two vectors of 8) of `x` (column `p` at
+/// `p·col_stride`) times the `block.len()` columns of `y`: each element one chain of FMAs along
+/// `k`; row `r`'s result for column `j` in `block[j][r]`.
 ///
 /// # Safety
 /// AVX2 and FMA are available; `x` holds `first + count` rows of `k` columns at that stride.
@@ -353,32 +354,49 @@ fn add_eight(v: __m256) -> f32 {
 unsafe fn columns_avx2(
     (x, col_stride): (&[f32], usize),
     (first, count, k): (usize, usize, usize),
-    (y, yr, yc): (&[f32], usize, usize),
-    block: &mut [[f32; LANES]],
+    y: (&[f32], usize, usize),
+    block: &mut [[f32; 2 * LANES]],
 ) {
-    let mut acc = [_mm256_setzero_ps(); NARROW];
-    let mut part = [0.0f32; 8];
-    for p in 0..k {
-        let start = first + p * col_stride;
-        let v = if count == 8 {
-            // SAFETY: 8 rows from `first` of column `p` are in `x` (the contract).
-            unsafe { _mm256_loadu_ps(x[start..start + 8].as_ptr()) }
-        } else {
-            part[..count].copy_from_slice(&x[start..start + count]);
-            // SAFETY: `part` is 8 readable `f32`.
-            unsafe { _mm256_loadu_ps(part.as_ptr()) }
+    let acc = if count == 16 {
+        let load = |p: usize| {
+            let column = &x[first + p * col_stride..][..16];
+            // SAFETY: `column` is 16 readable `f32` (`loadu`: no alignment needed).
+            unsafe { [0, 8].map(|at| _mm256_loadu_ps(column[at..].as_ptr())) }
         };
-        for (j, acc) in acc.iter_mut().enumerate().take(block.len()) {
-            *acc = _mm256_fmadd_ps(v, _mm256_set1_ps(y[p * yr + j * yc]), *acc);
-        }
-    }
+        chains_avx2(k, load, y, block.len())
+    } else {
+        // The lanes of the last block's rows in each vector; `count < 16`.
+        let lanes = [0, 8].map(|from| {
+            let rows = count.saturating_sub(from).min(8) as i32;
+            _mm256_cmpgt_epi32(
+                _mm256_set1_epi32(rows),
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+            )
+        });
+        let load = |p: usize| {
+            let at = x[first + p * col_stride..][..count].as_ptr();
+            // SAFETY: the lanes the masks select are the column's `count` elements (fewer than
+            // `count` from `at` and from `at + 8`); `maskload` neither reads nor faults on the
+            // others (they are zero), and `wrapping_add` forms the second address without a
+            // claim that it is inside `x`.
+            unsafe {
+                [
+                    _mm256_maskload_ps(at, lanes[0]),
+                    _mm256_maskload_ps(at.wrapping_add(8), lanes[1]),
+                ]
+            }
+        };
+        chains_avx2(k, load, y, block.len())
+    };
     for (column, acc) in block.iter_mut().zip(acc) {
-        // SAFETY: `column` holds 16 writable `f32`, 8 of them written.
-        unsafe { _mm256_storeu_ps(column.as_mut_ptr(), acc) };
+        for (half, acc) in column.chunks_exact_mut(8).zip(acc) {
+            // SAFETY: `half` holds 8 writable `f32`.
+            unsafe { _mm256_storeu_ps(half.as_mut_ptr(), acc) };
+        }
     }
 }
 
-/// As [`columns_avx2`], 16 rows at a time (`count ≤ 16`).
+/// As [`columns_avx2`], two vectors of 16 rows (`count ≤ 32`).
 ///
 /// # Safety
 /// AVX-512F is available; `x` holds `first + count` rows of `k` columns at that stride.
@@ -386,29 +404,88 @@ unsafe fn columns_avx2(
 unsafe fn columns_avx512(
     (x, col_stride): (&[f32], usize),
     (first, count, k): (usize, usize, usize),
-    (y, yr, yc): (&[f32], usize, usize),
-    block: &mut [[f32; LANES]],
+    y: (&[f32], usize, usize),
+    block: &mut [[f32; 2 * LANES]],
 ) {
-    let mut acc = [_mm512_setzero_ps(); NARROW];
-    let mut part = [0.0f32; 16];
-    for p in 0..k {
-        let start = first + p * col_stride;
-        let v = if count == 16 {
-            // SAFETY: 16 rows from `first` of column `p` are in `x` (the contract).
-            unsafe { _mm512_loadu_ps(x[start..start + 16].as_ptr()) }
-        } else {
-            part[..count].copy_from_slice(&x[start..start + count]);
-            // SAFETY: `part` is 16 readable `f32`.
-            unsafe { _mm512_loadu_ps(part.as_ptr()) }
+    let acc = if count == 32 {
+        let load = |p: usize| {
+            let column = &x[first + p * col_stride..][..32];
+            // SAFETY: `column` is 32 readable `f32` (`loadu`: no alignment needed).
+            unsafe { [0, 16].map(|at| _mm512_loadu_ps(column[at..].as_ptr())) }
         };
-        for (j, acc) in acc.iter_mut().enumerate().take(block.len()) {
-            *acc = _mm512_fmadd_ps(v, _mm512_set1_ps(y[p * yr + j * yc]), *acc);
+        chains_avx512(k, load, y, block.len())
+    } else {
+        // The lanes of the last block's rows in each vector; `count < 32`, each under 17.
+        let lanes =
+            [0, 16].map(|from| ((1u32 << count.saturating_sub(from).min(16)) - 1) as __mmask16);
+        let load = |p: usize| {
+            let at = x[first + p * col_stride..][..count].as_ptr();
+            // SAFETY: the lanes the masks select are the column's `count` elements (fewer than
+            // `count` from `at` and from `at + 16`); a masked load neither reads nor faults on
+            // the others (they are zero), and `wrapping_add` forms the second address without a
+            // claim that it is inside `x`.
+            unsafe {
+                [
+                    _mm512_maskz_loadu_ps(lanes[0], at),
+                    _mm512_maskz_loadu_ps(lanes[1], at.wrapping_add(16)),
+                ]
+            }
+        };
+        chains_avx512(k, load, y, block.len())
+    };
+    for (column, acc) in block.iter_mut().zip(acc) {
+        for (half, acc) in column.chunks_exact_mut(16).zip(acc) {
+            // SAFETY: `half` holds 16 writable `f32`.
+            unsafe { _mm512_storeu_ps(half.as_mut_ptr(), acc) };
         }
     }
-    for (column, acc) in block.iter_mut().zip(acc) {
-        // SAFETY: `column` holds 16 writable `f32`.
-        unsafe { _mm512_storeu_ps(column.as_mut_ptr(), acc) };
+}
+
+/// The FMA chains of [`columns_avx2`]: `acc[j][h] += x(p)[h] · y[p, j]` for `p` in order,
+/// `j < n`, the block's two vectors of column `p` loaded by `load(p)`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn chains_avx2(
+    k: usize,
+    load: impl Fn(usize) -> [__m256; 2],
+    (y, yr, yc): (&[f32], usize, usize),
+    n: usize,
+) -> [[__m256; 2]; NARROW] {
+    let mut acc = [[_mm256_setzero_ps(); 2]; NARROW];
+    for p in 0..k {
+        let v = load(p);
+        for (j, acc) in acc.iter_mut().enumerate().take(n) {
+            let b = _mm256_set1_ps(y[p * yr + j * yc]);
+            *acc = [
+                _mm256_fmadd_ps(v[0], b, acc[0]),
+                _mm256_fmadd_ps(v[1], b, acc[1]),
+            ];
+        }
     }
+    acc
+}
+
+/// As [`chains_avx2`], 16 lanes a vector.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn chains_avx512(
+    k: usize,
+    load: impl Fn(usize) -> [__m512; 2],
+    (y, yr, yc): (&[f32], usize, usize),
+    n: usize,
+) -> [[__m512; 2]; NARROW] {
+    let mut acc = [[_mm512_setzero_ps(); 2]; NARROW];
+    for p in 0..k {
+        let v = load(p);
+        for (j, acc) in acc.iter_mut().enumerate().take(n) {
+            let b = _mm512_set1_ps(y[p * yr + j * yc]);
+            *acc = [
+                _mm512_fmadd_ps(v[0], b, acc[0]),
+                _mm512_fmadd_ps(v[1], b, acc[1]),
+            ];
+        }
+    }
+    acc
 }
 
 #[cfg(test)]
