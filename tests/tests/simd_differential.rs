@@ -614,6 +614,9 @@ fn matmul_is_within_tolerance_of_naive() {
             // partial in the last panel), and a single column.
             (29, 260, 81),
             (15, 40, 1),
+            // A few rows times a wide `y` (on x86-64 the transposed product on the narrow
+            // kernels): tails of `k`'s 16-lane chunks and of the 32-column blocks.
+            (3, 300, 70),
             // Just past 2²⁷ multiply-adds: on x86-64 the AVX2 variant hands the product to
             // `matrixmultiply`, the AVX-512 one to its tiles with `x` packed.
             (512, 512, 513),
@@ -628,7 +631,7 @@ fn matmul_is_within_tolerance_of_naive() {
             let x = Tensor::from_slice::<f32>(&a, &[m, k]).unwrap();
             let y = Tensor::from_slice::<f32>(&b, &[k, n]).unwrap();
             // Each operand also as a view: the transpose of its column-major copy (strides 1
-            // and the other extent), which on x86-64 sends `x` to `matrixmultiply`.
+            // and the other extent), which on x86-64 the tiles pack.
             let y_view = contiguous(&y.t()).t();
             let x_view = contiguous(&x.t()).t();
             let want = matmul::redispatch(NAIVE, &x, &y).unwrap().to_vec::<f32>();
@@ -680,6 +683,7 @@ fn matmul_variants_give_the_same_bits() {
         (29, 260, 81),
         (100, 37, 129),
         (64, 64, 64),
+        (3, 300, 70),
     ] {
         let x = Tensor::from_vec(data(m * k, 21, -1.0, 1.0, false), &[m, k]).unwrap();
         let y = Tensor::from_vec(data(k * n, 22, -1.0, 1.0, false), &[k, n]).unwrap();

@@ -7,7 +7,8 @@
 //! with other strides (a transposed view) the tiles pack at every size. A `y` of at most four
 //! columns (a classifier's last layer) goes to `sgemm_narrow.rs` instead, whose kernels do not
 //! pad it to a tile's width (both variants, the same bits), where `x` has contiguous rows or
-//! columns. On aarch64 `matrixmultiply` serves all. The engines take any row and column
+//! columns; and an `x` of at most four rows (a vector times a matrix) too, as the transposed
+//! product `(yᵀ·xᵀ)ᵀ`, which spares the packed copy of `y`. On aarch64 `matrixmultiply` serves all. The engines take any row and column
 //! strides, so transposed and sliced `f32` operands need no copy; other dtypes take the naive
 //! kernel.
 
@@ -41,6 +42,11 @@ pub(crate) enum Engine {
     /// contiguous rows or columns (chosen in `gemm`, where the tiles would serve).
     #[cfg(target_arch = "x86_64")]
     Narrow(Narrow),
+    /// The same kernels for an `x` of at most `NARROW` rows (a vector or a few times a matrix),
+    /// on the transposed product `(yᵀ·xᵀ)ᵀ`, where `y` has contiguous rows or columns: no
+    /// packed copy of `y`, which costs as much as such a product.
+    #[cfg(target_arch = "x86_64")]
+    NarrowRows(Narrow),
 }
 
 impl Engine {
@@ -53,7 +59,7 @@ impl Engine {
             #[cfg(target_arch = "x86_64")]
             Engine::Avx512Tiles => Avx512::MR,
             #[cfg(target_arch = "x86_64")]
-            Engine::Narrow(_) => 16,
+            Engine::Narrow(_) | Engine::NarrowRows(_) => 16,
         }
     }
 }
@@ -95,10 +101,18 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
     #[cfg(target_arch = "x86_64")]
     let narrow = k > 0 && n <= NARROW && (x.strides()[1] == 1 || x.strides()[0] == 1);
     #[cfg(target_arch = "x86_64")]
+    let narrow_rows = k > 0 && m <= NARROW && (y.strides()[1] == 1 || y.strides()[0] == 1);
+    #[cfg(target_arch = "x86_64")]
     let engine = match engine {
         Engine::Avx2Tiles if narrow && Narrow::Avx2.detected() => Engine::Narrow(Narrow::Avx2),
         Engine::Avx512Tiles if narrow && Narrow::Avx512.detected() => {
             Engine::Narrow(Narrow::Avx512)
+        }
+        Engine::Avx2Tiles if narrow_rows && Narrow::Avx2.detected() => {
+            Engine::NarrowRows(Narrow::Avx2)
+        }
+        Engine::Avx512Tiles if narrow_rows && Narrow::Avx512.detected() => {
+            Engine::NarrowRows(Narrow::Avx512)
         }
         Engine::Avx2Tiles if !Avx2::detected() => Engine::MatrixMultiply,
         Engine::Avx512Tiles if !Avx512::detected() => Engine::MatrixMultiply,
@@ -159,6 +173,10 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
                 })
             }
             #[cfg(target_arch = "x86_64")]
+            Engine::NarrowRows(isa) => {
+                narrow_rows_product(isa, (m, k, n), (xs, xr, xc), (ys, yr, yc), out.spare())?
+            }
+            #[cfg(target_arch = "x86_64")]
             Engine::Avx2Tiles => {
                 let (x, y) = ((xs, xr, xc), (ys, yr, yc));
                 tiles::<Avx2>((m, k, n), x, y, out.spare(), read_x, grain)?
@@ -175,11 +193,13 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
                 "a part of the CPU SIMD matmul was not written: not whole rows of the result, or operands its engine found too short for their shapes (a defect: please report it)",
             ));
         }
-        // SAFETY: `matrixmultiply`: the parts cover the result's `len` elements, each in
-        // exactly one part, and every part returned `true` after initialising all of it (its
-        // promise, below); the tiles: `sgemm` returned `Ok`, which it does only after writing
-        // every element of `out[..len]` (its promise, in `sgemm.rs`). `len` is the buffer's
-        // capacity.
+        // SAFETY: `matrixmultiply` and the narrow kernels on `x`'s rows: the parts cover the
+        // result's `len` elements, each in exactly one part, and every part returned `true`
+        // after initialising all of it (each engine's promise, below and in
+        // `sgemm_narrow.rs`); the narrow kernels on the transposed product: `true` after
+        // writing every element of `out[..len]` (`narrow_rows_product`); the tiles: `sgemm`
+        // returned `Ok`, which it does only after writing every element of `out[..len]` (its
+        // promise, in `sgemm.rs`). `len` is the buffer's capacity.
         unsafe { out.set_len(len) };
     }
     Tensor::from_host(out, &[m, n])
@@ -211,6 +231,46 @@ fn tiles<K: Microkernel>(
         Err(Refused::OutOfMemory { bytes }) => Err(DispatchError::out_of_memory("matmul", bytes)),
         Err(Refused::Layout | Refused::Cpu) => Ok(false),
     }
+}
+
+/// `out[..m·n]` = `x · y` for `m ≤ NARROW` as `(yᵀ·xᵀ)ᵀ` on `isa`'s narrow kernels: `yᵀ` has
+/// contiguous columns where `y` has contiguous rows (and the reverse), `xᵀ` is `m` columns wide.
+/// Whether every element was written, or the error of a buffer that could not be allocated.
+#[cfg(target_arch = "x86_64")]
+fn narrow_rows_product(
+    isa: Narrow,
+    (m, k, n): (usize, usize, usize),
+    (xs, xr, xc): (&[f32], usize, usize),
+    (ys, yr, yc): (&[f32], usize, usize),
+    out: &mut [std::mem::MaybeUninit<f32>],
+) -> Result<bool> {
+    let Some(out) = out.get_mut(..m * n) else {
+        return Ok(false);
+    };
+    // `(yᵀ·xᵀ)` is `n × m`, row-major; `m ≤ NARROW`, so it is at most 4 times `n` elements.
+    let mut transposed = Vec::new();
+    if transposed.try_reserve_exact(n * m).is_err() {
+        return Err(DispatchError::out_of_memory(
+            "matmul",
+            n * m * size_of::<f32>(),
+        ));
+    }
+    transposed.resize(n * m, std::mem::MaybeUninit::new(0.0f32));
+    let x_t = (xs, xc, xr);
+    let written = match yc == 1 {
+        // Column `p` of `yᵀ` is row `p` of `y`: contiguous.
+        true => isa.dot_columns((n, k, m), (ys, yr), x_t, &mut transposed),
+        false => isa.dot_rows((n, k, m), (ys, yc), x_t, &mut transposed),
+    };
+    if !written {
+        return Ok(false);
+    }
+    for (j, column) in transposed.chunks_exact(m).enumerate() {
+        for (i, &value) in column.iter().enumerate() {
+            out[i * n + j] = value;
+        }
+    }
+    Ok(true)
 }
 
 /// One band through `matrixmultiply::sgemm`: `rows` rows of the result from `lhs` (the band's

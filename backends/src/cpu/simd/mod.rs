@@ -20,7 +20,7 @@
 //! | `add` `sub` `mul` `div` `neg` `relu` `relu_backward` | 8 lanes | 16 lanes | 4 lanes | 4 lanes |
 //! | `exp` `log` `tanh` `sigmoid` | 8 lanes | 16 lanes | 4 lanes | — (naive: see `wasm_simd128.rs`) |
 //! | `sum` `mean` | 32 `f32` accumulators (4 vectors) | 32 (2 vectors) | 32 (8 vectors) | 32 (8 vectors) |
-//! | `matmul` | 6 × 16 FMA tiles (`sgemm_avx2.rs`) to 512³ (a transposed `x` packed), else `matrixmultiply`; `y` of ≤ 4 columns: `sgemm_narrow.rs` | 14 × 32 FMA tiles (`sgemm_avx512.rs`), the same bits to 512³; larger products too, `x` packed; `y` of ≤ 4 columns: `sgemm_narrow.rs`, the same bits | `matrixmultiply` (NEON) | `matrixmultiply` (`simd128`) |
+//! | `matmul` | 6 × 16 FMA tiles (`sgemm_avx2.rs`) to 512³ (a transposed `x` packed), else `matrixmultiply`; `y` of ≤ 4 columns or `x` of ≤ 4 rows: `sgemm_narrow.rs` | 14 × 32 FMA tiles (`sgemm_avx512.rs`), the same bits to 512³; larger products too, `x` packed; `y` of ≤ 4 columns or `x` of ≤ 4 rows: `sgemm_narrow.rs`, the same bits | `matrixmultiply` (NEON) | `matrixmultiply` (`simd128`) |
 //! | `full` | — | — | — | — |
 //!
 //! The `bf16` and `f16` `matmul` (`matmul_half.rs`: the `f32` product of the widened operands,
