@@ -667,10 +667,11 @@ fn matmul_is_within_tolerance_of_naive() {
 }
 
 /// Every `matmul` variant this CPU runs gives the same bits up to 2²⁷ multiply-adds: on x86-64
-/// the AVX2 and AVX-512 tiles compute each element as the same chains of FMAs, whether they read
-/// `x` in place or packed (as they do a transposed `x`). (Past 2²⁷ they part: the AVX2 variant takes
-/// `matrixmultiply`, the AVX-512 one its tiles with `x` packed. Each is still the same bits at
-/// every thread count.)
+/// the AVX2 and AVX-512 tiles compute each element as the same chains of FMAs, whether they
+/// read `x` in place or packed (as they do a transposed `x`), and the narrow kernels (a `y` of
+/// at most 4 columns, an `x` of at most 4 rows) follow one order on both. (Past 2²⁷ they part:
+/// the AVX2 variant takes `matrixmultiply`, the AVX-512 one its tiles with `x` packed. Each is
+/// still the same bits at every thread count.)
 #[test]
 fn matmul_variants_give_the_same_bits() {
     let variants = isa::binary("matmul");

@@ -8,9 +8,9 @@
 //! columns (a classifier's last layer) goes to `sgemm_narrow.rs` instead, whose kernels do not
 //! pad it to a tile's width (both variants, the same bits), where `x` has contiguous rows or
 //! columns; and an `x` of at most four rows (a vector times a matrix) too, as the transposed
-//! product `(yᵀ·xᵀ)ᵀ`, which spares the packed copy of `y`. On aarch64 `matrixmultiply` serves all. The engines take any row and column
-//! strides, so transposed and sliced `f32` operands need no copy; other dtypes take the naive
-//! kernel.
+//! product `(yᵀ·xᵀ)ᵀ`, which spares the packed copy of `y`. On aarch64 `matrixmultiply` serves
+//! all. The engines take any row and column strides, so transposed and sliced `f32` operands
+//! need no copy; other dtypes take the naive kernel.
 
 #![allow(unsafe_code)] // one call into each engine: raw pointers and strides, or target features
 
@@ -24,6 +24,8 @@ use super::sgemm_narrow::{NARROW, Narrow};
 use super::{sgemm_avx2::Avx2, sgemm_avx512::Avx512};
 use crate::cpu::naive::matmul_naive;
 use crate::cpu::threads::{self, Grain};
+
+const OP: &str = "matmul";
 
 /// What computes each band of the product.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,7 +87,6 @@ const TILES_UP_TO: usize = 1 << 27;
 
 /// `x: [m, k]` times `y: [k, n]`.
 pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
-    const OP: &str = "matmul";
     if x.dim() != 2 || y.dim() != 2 {
         // Other ranks: one matrix product of this engine per matrix of the batch.
         return rules::matmul_batched(x, y, |x, y| gemm(x, y, engine));
@@ -144,23 +145,20 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
         let all_written = match engine {
             Engine::MatrixMultiply => {
                 threads::for_each_part(&mut out.spare()[..len], grain, |start, part| {
-                    let (row, rows) = (start / n, part.len() / n);
-                    let Some(lhs) = xs.get(row.saturating_mul(xr)..) else {
+                    let Some((row, rows)) = whole_rows(start, part.len(), n) else {
                         return false;
                     };
-                    if start % n != 0 || part.len() % n != 0 {
-                        return false;
-                    }
-                    matrixmultiply_band(rows, k, n, lhs, (xr, xc), ys, (yr, yc), part)
+                    xs.get(row.saturating_mul(xr)..).is_some_and(|lhs| {
+                        matrixmultiply_band(rows, k, n, lhs, (xr, xc), ys, (yr, yc), part)
+                    })
                 })
             }
             #[cfg(target_arch = "x86_64")]
             Engine::Narrow(isa) => {
                 threads::for_each_part(&mut out.spare()[..len], grain, |start, part| {
-                    let (row, rows) = (start / n, part.len() / n);
-                    if start % n != 0 || part.len() % n != 0 {
+                    let Some((row, rows)) = whole_rows(start, part.len(), n) else {
                         return false;
-                    }
+                    };
                     let y = (ys, yr, yc);
                     match xc == 1 {
                         true => xs
@@ -205,6 +203,12 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
     Tensor::from_host(out, &[m, n])
 }
 
+/// The first row and the rows of a part of the `n`-column result that starts at element `start`
+/// and is `len` long, if it is whole rows.
+fn whole_rows(start: usize, len: usize, n: usize) -> Option<(usize, usize)> {
+    (start.is_multiple_of(n) && len.is_multiple_of(n)).then(|| (start / n, len / n))
+}
+
 /// The product through the register tiles of `K` (`sgemm.rs`), in bands of rows cut by
 /// `grain`: whether every element of `out[..m·n]` was written, or the error of a packing buffer
 /// that could not be allocated.
@@ -228,7 +232,7 @@ fn tiles<K: Microkernel>(
     };
     match sgemm::<K>((m, k, n), x, y, out, read_x, grain) {
         Ok(()) => Ok(true),
-        Err(Refused::OutOfMemory { bytes }) => Err(DispatchError::out_of_memory("matmul", bytes)),
+        Err(Refused::OutOfMemory { bytes }) => Err(DispatchError::out_of_memory(OP, bytes)),
         Err(Refused::Layout | Refused::Cpu) => Ok(false),
     }
 }
@@ -247,15 +251,13 @@ fn narrow_rows_product(
     let Some(out) = out.get_mut(..m * n) else {
         return Ok(false);
     };
-    // `(yᵀ·xᵀ)` is `n × m`, row-major; `m ≤ NARROW`, so it is at most 4 times `n` elements.
+    // `(yᵀ·xᵀ)` is `n × m`, row-major; `m ≤ NARROW`, so it is at most 4 times `n` elements
+    // (`m·n` is the result's length, checked). The kernel writes every one.
     let mut transposed = Vec::new();
     if transposed.try_reserve_exact(n * m).is_err() {
-        return Err(DispatchError::out_of_memory(
-            "matmul",
-            n * m * size_of::<f32>(),
-        ));
+        return Err(DispatchError::out_of_memory(OP, n * m * size_of::<f32>()));
     }
-    transposed.resize(n * m, std::mem::MaybeUninit::new(0.0f32));
+    transposed.resize(n * m, std::mem::MaybeUninit::uninit());
     let x_t = (xs, xc, xr);
     let written = match yc == 1 {
         // Column `p` of `yᵀ` is row `p` of `y`: contiguous.

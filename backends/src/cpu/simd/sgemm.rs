@@ -199,7 +199,8 @@ pub(crate) fn sgemm<K: Microkernel>(
                         Err(refused) => return refuse(refused),
                     },
                 };
-                // SAFETY: `band` is whole rows of `out` (checked), and unless `pc == 0` every
+                // SAFETY: `K::detected()` held above. `band` is whole rows of `out` (checked),
+                // and unless `pc == 0` every
                 // element of its columns `jc..jc + nc` was written: the block `(jc, 0)` ran
                 // before this one over every row (this loop's order), and its `for_each_part`
                 // returned true, which `band_times_block` makes it do only after writing all of
@@ -303,7 +304,8 @@ fn panels_len<K: Microkernel>(kc: usize, nc: usize) -> usize {
 /// written.
 ///
 /// # Safety
-/// Unless `block.pc == 0`, every element of `band` in columns `jc..jc + nc` is initialised.
+/// `K::detected()` is true, and unless `block.pc == 0`, every element of `band` in columns
+/// `jc..jc + nc` is initialised.
 unsafe fn band_times_block<K: Microkernel>(
     x: Strided<'_>,
     (first_row, rows): (usize, usize),

@@ -10,13 +10,17 @@
 //! - **columns of `x` contiguous** (a transposed view, as a weight gradient `hᵀ·g` reads;
 //!   [`Narrow::dot_columns`]): the vectors run down `x`'s rows (two vectors side by side), and
 //!   each element is one chain of FMAs along `k`, in order.
+//!
+//! `matmul.rs` also runs them on the transposed product `(yᵀ·xᵀ)ᵀ` when `x` has at most
+//! [`NARROW`] rows.
 
 #![allow(unsafe_code)] // the intrinsics, on chunks whose length the types give
 
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
-use super::sgemm::Strided;
+use super::sgemm::{Microkernel, Strided};
+use super::{sgemm_avx2::Avx2, sgemm_avx512::Avx512};
 
 /// The widest `y` these kernels take.
 pub(crate) const NARROW: usize = 4;
@@ -35,11 +39,11 @@ pub(crate) enum Narrow {
 }
 
 impl Narrow {
-    /// Whether the running CPU has the features.
+    /// Whether the running CPU has the features (those of the register tiles of the same ISA).
     pub(crate) fn detected(self) -> bool {
         match self {
-            Narrow::Avx2 => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
-            Narrow::Avx512 => is_x86_feature_detected!("avx512f"),
+            Narrow::Avx2 => Avx2::detected(),
+            Narrow::Avx512 => Avx512::detected(),
         }
     }
 
@@ -77,19 +81,15 @@ impl Narrow {
                 columns[j * chunks + p / LANES][p % LANES] = y[p * yr + j * yc];
             }
         }
-        // Rows four at a time: their chains are independent, so the FMAs' latency overlaps.
-        let mut i = 0;
-        for group in out.chunks_mut(GROUP * n) {
-            if group.len() == GROUP * n {
-                self.dot_group::<GROUP>((x, row_stride), i, k, &columns, group);
-            } else {
-                for row in group.chunks_exact_mut(n) {
-                    self.dot_group::<1>((x, row_stride), i, k, &columns, row);
-                    i += 1;
-                }
-                break;
-            }
-            i += GROUP;
+        // Rows four at a time: their chains are independent, so the FMAs' latency overlaps;
+        // the last `rows % GROUP` one at a time.
+        let grouped = rows / GROUP * GROUP;
+        let (groups, rest) = out.split_at_mut(grouped * n);
+        for (g, group) in groups.chunks_exact_mut(GROUP * n).enumerate() {
+            self.dot_group::<GROUP>((x, row_stride), g * GROUP, k, &columns, group);
+        }
+        for (r, row) in rest.chunks_exact_mut(n).enumerate() {
+            self.dot_group::<1>((x, row_stride), grouped + r, k, &columns, row);
         }
         true
     }
@@ -217,6 +217,7 @@ struct Rows<'a, const R: usize> {
     tails: [&'a [f32]; R],
     columns: &'a [[f32; LANES]],
 }
+
 /// The dot products of `rows` with `N` columns, into `sums[r][j]`: 16 lane sums each (lane `i`
 /// adds the chunks' lane `i` in order), then lane `i` and lane `i + 8` added, then
 /// [`add_eight`]'s tree.
