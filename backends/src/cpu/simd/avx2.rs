@@ -12,8 +12,8 @@ use std::arch::x86_64::*;
 use switchyard::{Result, Tensor, kernel};
 
 use super::math_f32::{
-    EXP_HI, EXP_LO, EXP_Q, LN2_HI, LN2_LO, LOG_P, LOG_SPLIT, LOG_SUBNORMAL_SCALE, LOG2E, SHIFTER,
-    SIGMOID_HI, TANH_2X_HI, TANH_SMALL, TANH_T,
+    EXP_HI, EXP_LO, EXP_PLAIN, EXP_Q, LN2_HI, LN2_LO, LOG_P, LOG_SPLIT, LOG_SUBNORMAL_SCALE, LOG2E,
+    SHIFTER, SIGMOID_HI, TANH_2X_HI, TANH_SMALL, TANH_T,
 };
 use super::template::{SUM_LANES, lane_sums_of, simd_kernels};
 
@@ -131,10 +131,6 @@ fn exp_parts(z: __m256) -> (__m256i, __m256, __m256) {
     let t = _mm256_fmsub_ps(_mm256_mul_ps(r, r), horner(r, &EXP_Q), c);
     (k, r1, t)
 }
-
-/// `|x|` below this: `e^x` is normal (`e^−86 > 2⁻¹²⁶`) and finite, `k` lies in `[−124, 124]`,
-/// and the clamps of `exp` change nothing.
-const EXP_PLAIN: f32 = 86.0;
 
 /// `e^x` of 8 lanes, in `f32` (see `math_f32`): `(1 + s) · 2^(k − ⌊k/2⌋) · 2^⌊k/2⌋`.
 ///

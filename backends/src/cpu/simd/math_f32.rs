@@ -54,6 +54,10 @@
 pub const EXP_LO: f32 = -104.0;
 /// `exp` inputs above this give `inf` (`e^89 > f32::MAX`).
 pub const EXP_HI: f32 = 89.0;
+/// `|x|` below this: `e^x` is normal (`e^−86 > 2⁻¹²⁶`) and finite, `k` lies in `[−124, 124]`,
+/// and the clamps of `exp` change nothing (the fast path of the x86 variants).
+#[cfg(target_arch = "x86_64")]
+pub const EXP_PLAIN: f32 = 86.0;
 /// `log₂ e`, rounded to `f32`: only `k`'s choice depends on it (any nearby `k` works).
 pub const LOG2E: f32 = std::f32::consts::LOG2_E;
 /// `ln 2` to 15 significant bits: `k · LN2_HI` is exact for `|k| < 2⁹`.
