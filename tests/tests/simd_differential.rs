@@ -9,9 +9,9 @@
 use switchyard::DTypeColumn;
 use switchyard::cpu::{CpuFeatures, CpuPolicy};
 use switchyard::ops::{
-    add, contiguous, div, exp, log, matmul, mean, mul, neg, relu, relu_backward, sigmoid, sub, sum,
-    tanh, try_add, try_div, try_exp, try_log, try_matmul, try_mean, try_mul, try_neg, try_relu,
-    try_relu_backward, try_sigmoid, try_sub, try_sum, try_tanh,
+    add, contiguous, div, exp, log, matmul, mean, mul, narrow, neg, relu, relu_backward, sigmoid,
+    sub, sum, tanh, try_add, try_div, try_exp, try_log, try_matmul, try_mean, try_mul, try_neg,
+    try_relu, try_relu_backward, try_sigmoid, try_sub, try_sum, try_tanh,
 };
 use switchyard::{DispatchKey, DispatchKeySet, Result, SlotOrigin, Tensor};
 use switchyard_tests::simd_check::{
@@ -588,6 +588,20 @@ fn sum_and_mean_are_the_documented_blocking_bit_for_bit() {
                 };
                 let got = run(&Tensor::vector(&values)).unwrap().to_vec::<f32>()[0];
                 assert!(same(got, want), "{op} {name} n={n}: {got} vs {want}");
+                // The same values `offset` elements into a storage: every alignment of the first
+                // element to a 64-byte line (the kernels read misaligned runs in aligned
+                // windows), the same bits.
+                for offset in 1..16isize {
+                    let padded: Vec<f32> = std::iter::repeat_n(f32::NAN, offset as usize)
+                        .chain(values.iter().copied())
+                        .collect();
+                    let view = narrow(&Tensor::vector(&padded), 0, offset, n);
+                    let got = run(&view).unwrap().to_vec::<f32>()[0];
+                    assert!(
+                        same(got, want),
+                        "{op} {name} n={n} at offset {offset}: {got} vs {want}"
+                    );
+                }
             }
         }
     }

@@ -25,7 +25,7 @@ use super::math_f32::{
     EXP_HI, EXP_LO, EXP_PLAIN, EXP_Q, LN2_HI, LN2_LO, LOG_P, LOG_SPLIT, LOG_SUBNORMAL_SCALE, LOG2E,
     SHIFTER, SIGMOID_HI, TANH_2X_HI, TANH_SMALL, TANH_T,
 };
-use super::template::{SUM_LANES, lane_sums_of, simd_kernels};
+use super::template::{SUM_LANES, lane_sums_of, realigned_lane_sums_of, simd_kernels};
 
 /// `f32` lanes of one vector.
 pub const LANES: usize = 16;
@@ -280,40 +280,86 @@ fn log(x: __m512) -> __m512 {
 
 /// The `f64` lane sums of a superblock's runs ([`lane_sums_of`]): `f32` accumulator `j` of a
 /// block of [`SUM_BLOCK`](super::template::SUM_BLOCK) elements is lane `j % 16` of vector
-/// `j / 16`; lane sum `j` is lane `j % 8` of `f64` vector `j / 8`.
+/// `j / 16`; lane sum `j` is lane `j % 8` of `f64` vector `j / 8`. Runs that do not start on a
+/// 64-byte boundary are read in aligned windows ([`realigned_lane_sums_of`]): the same bits.
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn lane_sums(runs: &[[f32; SUM_LANES]]) -> [f64; SUM_LANES] {
     type Acc = [__m512; SUM_LANES / LANES];
+    let add_run = |mut sums: Acc, run: &[f32; SUM_LANES]| {
+        for (sum, v) in sums.iter_mut().zip(run.as_chunks::<LANES>().0) {
+            *sum = _mm512_add_ps(*sum, load(v));
+        }
+        sums
+    };
+    let widen = |mut wide: [__m512d; SUM_LANES / 8], sums: Acc| {
+        // Vector `i` holds lanes `16i..16i + 16`: its low half onto `wide[2i]`, its high onto
+        // `wide[2i + 1]`.
+        for (i, sum) in sums.into_iter().enumerate() {
+            let low = _mm512_castps512_ps256(sum);
+            let high = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(sum)));
+            wide[2 * i] = _mm512_add_pd(wide[2 * i], _mm512_cvtps_pd(low));
+            wide[2 * i + 1] = _mm512_add_pd(wide[2 * i + 1], _mm512_cvtps_pd(high));
+        }
+        wide
+    };
     // `-0.0` is the identity of `+` (`-0.0 + 0.0 = 0.0`): the sum of `[-0.0]` stays `-0.0`.
-    let wide = lane_sums_of(
-        runs,
-        [_mm512_set1_pd(-0.0); SUM_LANES / 8],
-        || [_mm512_set1_ps(-0.0); SUM_LANES / LANES],
-        |mut sums: Acc, run| {
-            for (sum, v) in sums.iter_mut().zip(run.as_chunks::<LANES>().0) {
-                *sum = _mm512_add_ps(*sum, load(v));
-            }
-            sums
-        },
-        |mut wide, sums: Acc| {
-            // Vector `i` holds lanes `16i..16i + 16`: its low half onto `wide[2i]`, its high
-            // onto `wide[2i + 1]`.
-            for (i, sum) in sums.into_iter().enumerate() {
-                let low = _mm512_castps512_ps256(sum);
-                let high = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(sum)));
-                wide[2 * i] = _mm512_add_pd(wide[2 * i], _mm512_cvtps_pd(low));
-                wide[2 * i + 1] = _mm512_add_pd(wide[2 * i + 1], _mm512_cvtps_pd(high));
-            }
-            wide
-        },
-    );
+    let wide = [_mm512_set1_pd(-0.0); SUM_LANES / 8];
+    let zero = || [_mm512_set1_ps(-0.0); SUM_LANES / LANES];
+    let shift = runs.as_ptr().addr() / size_of::<f32>() % LANES;
+    let wide = if shift == 0 {
+        lane_sums_of(runs, wide, zero, add_run, widen)
+    } else {
+        // Position `q` of the windows to accumulator `(q − shift) % 32`: result lane `i` of
+        // vector `v` takes position `16v + i + shift` (index bit 4 picks the second vector).
+        let lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        let first = _mm512_and_si512(
+            _mm512_add_epi32(lane, _mm512_set1_epi32(shift as i32)),
+            _mm512_set1_epi32(31),
+        );
+        let second = _mm512_xor_si512(first, _mm512_set1_epi32(16));
+        let rotate = |sums: Acc| {
+            [
+                _mm512_permutex2var_ps(sums[0], first, sums[1]),
+                _mm512_permutex2var_ps(sums[0], second, sums[1]),
+            ]
+        };
+        let add_part = |sums, part: &[f32], at| add_part(sums, part, at);
+        realigned_lane_sums_of(runs, shift, wide, zero, add_run, add_part, rotate, widen)
+    };
     let mut lanes = [0.0; SUM_LANES];
     for (chunk, sum) in lanes.as_chunks_mut::<8>().0.iter_mut().zip(wide) {
         // SAFETY: `chunk` is 8 writable `f64`; `storeu` has no alignment requirement.
         unsafe { _mm512_storeu_pd(chunk.as_mut_ptr(), sum) };
     }
     lanes
+}
+
+/// `sums` plus `part` at positions `at..at + part.len()` of the 32 (lane `i` of vector `v` is
+/// position `16v + i`); other positions, and any past 32, unchanged.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn add_part(
+    mut sums: [__m512; SUM_LANES / LANES],
+    part: &[f32],
+    at: usize,
+) -> [__m512; SUM_LANES / LANES] {
+    let end = at.saturating_add(part.len()).min(SUM_LANES);
+    let positions = ((1u64 << end) - (1u64 << at.min(end))) as u32;
+    for (v, sum) in sums.iter_mut().enumerate() {
+        let mask = (positions >> (LANES * v)) as u16;
+        if mask != 0 {
+            // Lane `i` is position `16v + i`, element `16v + i − at` of `part`.
+            let lane_0 = part.as_ptr().wrapping_add(LANES * v).wrapping_sub(at);
+            // SAFETY: only the lanes in `mask` are read (the others are neither accessed nor
+            // faulted on), and those are positions `at ≤ 16v + i < end ≤ at + part.len()`: the
+            // elements `0 ≤ 16v + i − at < part.len()` of `part`. The address of lane 0 is
+            // formed with wrapping arithmetic, so it may lie outside `part` without UB.
+            let values = unsafe { _mm512_maskz_loadu_ps(mask, lane_0) };
+            *sum = _mm512_mask_add_ps(*sum, mask, *sum, values);
+        }
+    }
+    sums
 }
 
 // One kernel per line, so that each registration's `file:line` in dumps is its own.
@@ -340,4 +386,20 @@ simd_kernels! {
 #[kernel(op = switchyard::ops::matmul, key = CpuSimd, cpu = "avx512f", dtypes = "f32")]
 pub fn matmul_avx512(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     super::matmul::gemm(x, y, super::matmul::Engine::Avx512Tiles)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lane_sums;
+    use crate::cpu::simd::template::tests::check_lane_sums_at_every_offset;
+
+    #[test]
+    fn lane_sums_are_the_reference_bits_at_every_alignment() {
+        if !std::arch::is_x86_feature_detected!("avx512f") {
+            eprintln!("skipped: this CPU has no AVX-512F");
+            return;
+        }
+        // SAFETY: the CPU has AVX-512F (checked above).
+        check_lane_sums_at_every_offset(|runs| unsafe { lane_sums(runs) });
+    }
 }

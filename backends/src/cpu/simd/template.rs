@@ -409,6 +409,66 @@ pub(crate) fn lane_sums_of<A: Copy, W>(
     wide
 }
 
+/// [`lane_sums_of`] for runs whose first element lies `shift` elements past the boundary the
+/// ISA's vectors are aligned to (an input made from a `Vec` that `malloc` placed 16 bytes into a
+/// cache line): the same sums, bit for bit, read in aligned *windows* of [`SUM_LANES`] elements
+/// instead, so that no vector load straddles two cache lines (such loads made the AVX-512 `sum`
+/// of 64K elements 1.75× slower).
+///
+/// Window `w` of a block holds its elements `32w − shift .. 32w + 32 − shift`: position `q` of
+/// the accumulators gets element `32w − shift + q`, whose index is `q − shift` modulo 32, and
+/// each position adds its elements in order, so after the block, position `(j + shift) % 32`
+/// holds accumulator `j` of [`lane_sums_of`], the same additions in the same order. The first
+/// window holds the block's first `32 − shift` elements (at positions `shift..`), the last its
+/// last `shift` (at positions `..shift`); the whole windows between are aligned runs.
+/// `add_part(acc, part, at)` adds `part` at positions `at..at + part.len()` and leaves the others
+/// unchanged; `rotate(acc)` moves position `(j + shift) % 32` to `j`, before `widen`. `shift`
+/// below [`SUM_LANES`].
+#[allow(clippy::too_many_arguments)] // the ISA's steps, each named by its caller
+#[inline(always)]
+pub(crate) fn realigned_lane_sums_of<A: Copy, W>(
+    runs: &[[f32; SUM_LANES]],
+    shift: usize,
+    mut wide: W,
+    zero: impl Fn() -> A,
+    add_run: impl Fn(A, &[f32; SUM_LANES]) -> A,
+    add_part: impl Fn(A, &[f32], usize) -> A,
+    rotate: impl Fn(A) -> A,
+    widen: impl Fn(W, A) -> W,
+) -> W {
+    let shift = shift % SUM_LANES;
+    // A block (whole runs, at least one) as its first part, its whole windows, its last part.
+    fn windows(block: &[f32], shift: usize) -> (&[f32], &[[f32; SUM_LANES]], &[f32]) {
+        let (first, rest) = block.split_at(SUM_LANES - shift);
+        let (whole, last) = rest.split_at(block.len() - SUM_LANES);
+        (first, whole.as_chunks::<SUM_LANES>().0, last)
+    }
+    let xs = runs.as_flattened();
+    let (pairs, rest) = xs.as_chunks::<{ 2 * SUM_BLOCK }>();
+    for pair in pairs {
+        // Two blocks side by side, as `lane_sums_of` runs them.
+        let (a_block, b_block) = pair.split_at(SUM_BLOCK);
+        let (a_first, a_whole, a_last) = windows(a_block, shift);
+        let (b_first, b_whole, b_last) = windows(b_block, shift);
+        let (mut a, mut b) = (
+            add_part(zero(), a_first, shift),
+            add_part(zero(), b_first, shift),
+        );
+        for (x, y) in a_whole.iter().zip(b_whole) {
+            a = add_run(a, x);
+            b = add_run(b, y);
+        }
+        let (a, b) = (add_part(a, a_last, 0), add_part(b, b_last, 0));
+        wide = widen(widen(wide, rotate(a)), rotate(b));
+    }
+    for block in rest.chunks(SUM_BLOCK) {
+        let (first, whole, last) = windows(block, shift);
+        let a = whole.iter().fold(add_part(zero(), first, shift), &add_run);
+        wide = widen(wide, rotate(add_part(a, last, 0)));
+    }
+    wide
+}
+
 /// The sum of one superblock (at most [`SUM_SUPERBLOCK`] elements): `lane_sums` gives the `f64`
 /// sums of its whole runs of [`SUM_LANES`] per lane (each block's `f32` accumulators, added
 /// block after block); they add up in a fixed tree, then the last `len % SUM_LANES` elements in
@@ -597,8 +657,8 @@ macro_rules! simd_kernels {
 pub(crate) use simd_kernels;
 
 #[cfg(test)]
-mod tests {
-    use super::{SUM_BLOCK, SUM_LANES, lane_sums_of, superblock_sum};
+pub(crate) mod tests {
+    use super::{SUM_BLOCK, SUM_LANES, lane_sums_of, realigned_lane_sums_of, superblock_sum};
 
     /// The lane sums as every ISA computes them: `f32` within a block, `f64` across blocks.
     fn lane_sums(runs: &[[f32; SUM_LANES]]) -> [f64; SUM_LANES] {
@@ -615,6 +675,35 @@ mod tests {
             }
         }
         wide
+    }
+
+    /// An ISA's `lane_sums` gives the reference's bits, lane by lane, on runs that start at
+    /// every offset from a 64-byte boundary (0 to 31 elements), for several block counts.
+    pub(crate) fn check_lane_sums_at_every_offset(
+        isa_lane_sums: impl Fn(&[[f32; SUM_LANES]]) -> [f64; SUM_LANES],
+    ) {
+        for n_runs in [1, 2, 31, 32, 33, 64, 65, 100] {
+            let n = n_runs * SUM_LANES;
+            // Magnitudes from 2⁻³⁰ to 2³⁰: the lane sums round in `f64`, so a value in the wrong
+            // lane shows in the bits.
+            let values: Vec<f32> = (0..n + 3 * SUM_LANES)
+                .map(|i| {
+                    let x = i as f32;
+                    (x * 0.618_034).sin() * f32::powi(2.0, (i * 7 % 61) as i32 - 30)
+                })
+                .collect();
+            let aligned = values.as_ptr().align_offset(64);
+            for offset in 0..SUM_LANES {
+                let xs = &values[aligned + offset..][..n];
+                let runs = xs.as_chunks::<SUM_LANES>().0;
+                let (got, want) = (isa_lane_sums(runs), lane_sums(runs));
+                assert_eq!(
+                    got.map(f64::to_bits),
+                    want.map(f64::to_bits),
+                    "{n_runs} runs at offset {offset}"
+                );
+            }
+        }
     }
 
     #[test]
@@ -670,6 +759,52 @@ mod tests {
             let want = lane_sums(&runs);
             assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{n_runs}");
             assert!(n_runs < 2 * runs_per_block || got != [-0.0; SUM_LANES]);
+        }
+    }
+
+    /// `realigned_lane_sums_of` with scalar accumulators gives the bits of `lane_sums_of` at
+    /// every shift, whatever the number of blocks and of runs in the last.
+    #[test]
+    fn realigned_lane_sums_are_the_bits_of_aligned_ones_at_every_shift() {
+        for n_runs in [0, 1, 2, 31, 32, 33, 63, 64, 65, 97, 2048] {
+            let runs: Vec<[f32; SUM_LANES]> = (0..n_runs)
+                .map(|r| {
+                    std::array::from_fn(|j| {
+                        let i = (r * SUM_LANES + j) as f32;
+                        (i * 0.618_034).sin() * (1.0 + (i * 0.37).cos() * 1.0e4)
+                    })
+                })
+                .collect();
+            let want = lane_sums(&runs);
+            for shift in 0..SUM_LANES {
+                let got = realigned_lane_sums_of(
+                    &runs,
+                    shift,
+                    [-0.0f64; SUM_LANES],
+                    || [-0.0f32; SUM_LANES],
+                    |mut acc, run| {
+                        for (a, x) in acc.iter_mut().zip(run) {
+                            *a += x;
+                        }
+                        acc
+                    },
+                    |mut acc, part, at| {
+                        for (a, x) in acc[at..].iter_mut().zip(part) {
+                            *a += x;
+                        }
+                        acc
+                    },
+                    |acc| std::array::from_fn(|j| acc[(j + shift) % SUM_LANES]),
+                    |mut wide, acc| {
+                        for (w, a) in wide.iter_mut().zip(acc) {
+                            *w += f64::from(a);
+                        }
+                        wide
+                    },
+                );
+                let (got, want) = (got.map(f64::to_bits), want.map(f64::to_bits));
+                assert_eq!(got, want, "{n_runs} runs, shift {shift}");
+            }
         }
     }
 
