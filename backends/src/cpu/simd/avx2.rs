@@ -15,7 +15,7 @@ use super::math_f32::{
     EXP_HI, EXP_LO, EXP_PLAIN, EXP_Q, LN2_HI, LN2_LO, LOG_P, LOG_SPLIT, LOG_SUBNORMAL_SCALE, LOG2E,
     SHIFTER, SIGMOID_HI, TANH_2X_HI, TANH_SMALL, TANH_T,
 };
-use super::template::{SUM_LANES, lane_sums_of, simd_kernels};
+use super::template::{SUM_LANES, lane_sums_of, realigned_lane_sums_of, simd_kernels};
 
 /// `f32` lanes of one vector.
 pub const LANES: usize = 8;
@@ -286,40 +286,94 @@ fn log(x: __m256) -> __m256 {
 }
 
 /// The `f64` lane sums of a superblock's runs ([`lane_sums_of`]): `f32` accumulator `j` of a
-/// block of [`SUM_BLOCK`](super::template::SUM_BLOCK) elements is lane `j % 8` of vector `j / 8`; lane sum `j` is lane
-/// `j % 4` of `f64` vector `j / 4`.
+/// block of [`SUM_BLOCK`](super::template::SUM_BLOCK) elements is lane `j % 8` of vector `j / 8`;
+/// lane sum `j` is lane `j % 4` of `f64` vector `j / 4`. Runs that do not start on a 32-byte
+/// boundary are read in aligned windows ([`realigned_lane_sums_of`]): the same bits.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn lane_sums(runs: &[[f32; SUM_LANES]]) -> [f64; SUM_LANES] {
     type Acc = [__m256; SUM_LANES / LANES];
+    let add_run = |mut sums: Acc, run: &[f32; SUM_LANES]| {
+        for (sum, v) in sums.iter_mut().zip(run.as_chunks::<LANES>().0) {
+            *sum = _mm256_add_ps(*sum, load(v));
+        }
+        sums
+    };
+    let widen = |mut wide: [__m256d; SUM_LANES / 4], sums: Acc| {
+        // Vector `i` holds lanes `8i..8i + 8`: its low half onto `wide[2i]`, its high onto
+        // `wide[2i + 1]`.
+        for (i, sum) in sums.into_iter().enumerate() {
+            let (low, high) = (_mm256_castps256_ps128(sum), _mm256_extractf128_ps::<1>(sum));
+            wide[2 * i] = _mm256_add_pd(wide[2 * i], _mm256_cvtps_pd(low));
+            wide[2 * i + 1] = _mm256_add_pd(wide[2 * i + 1], _mm256_cvtps_pd(high));
+        }
+        wide
+    };
     // `-0.0` is the identity of `+` (`-0.0 + 0.0 = 0.0`): the sum of `[-0.0]` stays `-0.0`.
-    let wide = lane_sums_of(
-        runs,
-        [_mm256_set1_pd(-0.0); SUM_LANES / 4],
-        || [_mm256_set1_ps(-0.0); SUM_LANES / LANES],
-        |mut sums: Acc, run| {
-            for (sum, v) in sums.iter_mut().zip(run.as_chunks::<LANES>().0) {
-                *sum = _mm256_add_ps(*sum, load(v));
-            }
-            sums
-        },
-        |mut wide, sums: Acc| {
-            // Vector `i` holds lanes `8i..8i + 8`: its low half onto `wide[2i]`, its high onto
-            // `wide[2i + 1]`.
-            for (i, sum) in sums.into_iter().enumerate() {
-                let (low, high) = (_mm256_castps256_ps128(sum), _mm256_extractf128_ps::<1>(sum));
-                wide[2 * i] = _mm256_add_pd(wide[2 * i], _mm256_cvtps_pd(low));
-                wide[2 * i + 1] = _mm256_add_pd(wide[2 * i + 1], _mm256_cvtps_pd(high));
-            }
-            wide
-        },
-    );
+    let wide = [_mm256_set1_pd(-0.0); SUM_LANES / 4];
+    let zero = || [_mm256_set1_ps(-0.0); SUM_LANES / LANES];
+    let shift = runs.as_ptr().addr() / size_of::<f32>() % LANES;
+    let wide = if shift == 0 {
+        lane_sums_of(runs, wide, zero, add_run, widen)
+    } else {
+        // Position `q` of the windows to accumulator `(q − shift) % 32`: result lane `i` of
+        // vector `v` takes position `8v + i + shift`, lane `(i + shift) % 8` of vector `v`, or
+        // of vector `v + 1` where `i + shift ≥ 8` (`shift` is below 8).
+        let lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        let moved = _mm256_add_epi32(lane, _mm256_set1_epi32(shift as i32));
+        let index = _mm256_and_si256(moved, _mm256_set1_epi32(7));
+        let from_next = _mm256_castsi256_ps(_mm256_cmpgt_epi32(moved, _mm256_set1_epi32(7)));
+        let rotate = |sums: Acc| {
+            std::array::from_fn(|v| {
+                let this = _mm256_permutevar8x32_ps(sums[v], index);
+                let next = _mm256_permutevar8x32_ps(sums[(v + 1) % sums.len()], index);
+                _mm256_blendv_ps(this, next, from_next)
+            })
+        };
+        let add_part = |sums, part: &[f32], at| add_part(sums, part, at);
+        realigned_lane_sums_of(runs, shift, wide, zero, add_run, add_part, rotate, widen)
+    };
     let mut lanes = [0.0; SUM_LANES];
     for (chunk, sum) in lanes.as_chunks_mut::<4>().0.iter_mut().zip(wide) {
         // SAFETY: `chunk` is 4 writable `f64`; `storeu` has no alignment requirement.
         unsafe { _mm256_storeu_pd(chunk.as_mut_ptr(), sum) };
     }
     lanes
+}
+
+/// `sums` plus `part` at positions `at..at + part.len()` of the 32 (lane `i` of vector `v` is
+/// position `8v + i`); other positions, and any past 32, unchanged.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn add_part(
+    mut sums: [__m256; SUM_LANES / LANES],
+    part: &[f32],
+    at: usize,
+) -> [__m256; SUM_LANES / LANES] {
+    let end = at.saturating_add(part.len()).min(SUM_LANES);
+    let at = at.min(end);
+    let lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (v, sum) in sums.iter_mut().enumerate() {
+        let first = LANES * v;
+        if at >= first + LANES || end <= first {
+            continue;
+        }
+        // Both bounds are at most 32, so the casts are exact.
+        let position = _mm256_add_epi32(lane, _mm256_set1_epi32(first as i32));
+        let mask = _mm256_andnot_si256(
+            _mm256_cmpgt_epi32(_mm256_set1_epi32(at as i32), position),
+            _mm256_cmpgt_epi32(_mm256_set1_epi32(end as i32), position),
+        );
+        // Lane `i` is position `8v + i`, element `8v + i − at` of `part`.
+        let lane_0 = part.as_ptr().wrapping_add(first).wrapping_sub(at);
+        // SAFETY: `maskload` reads only the lanes whose mask is set (the others are neither
+        // accessed nor faulted on), and those are positions `at ≤ 8v + i < end ≤ at +
+        // part.len()`: the elements `0 ≤ 8v + i − at < part.len()` of `part`. The address of
+        // lane 0 is formed with wrapping arithmetic, so it may lie outside `part` without UB.
+        let values = unsafe { _mm256_maskload_ps(lane_0, mask) };
+        *sum = _mm256_blendv_ps(*sum, _mm256_add_ps(*sum, values), _mm256_castsi256_ps(mask));
+    }
+    sums
 }
 
 // One kernel per line, so that each registration's `file:line` in dumps is its own.
@@ -346,4 +400,22 @@ simd_kernels! {
 #[kernel(op = switchyard::ops::matmul, key = CpuSimd, cpu = "avx2,fma", dtypes = "f32")]
 pub fn matmul_avx2(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     super::matmul::gemm(x, y, super::matmul::Engine::Avx2Tiles)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lane_sums;
+    use crate::cpu::simd::template::tests::check_lane_sums_at_every_offset;
+
+    #[test]
+    fn lane_sums_are_the_reference_bits_at_every_alignment() {
+        if !(std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma"))
+        {
+            eprintln!("skipped: this CPU has no AVX2 and FMA");
+            return;
+        }
+        // SAFETY: the CPU has AVX2 and FMA (checked above).
+        check_lane_sums_at_every_offset(|runs| unsafe { lane_sums(runs) });
+    }
 }

@@ -424,6 +424,7 @@ pub(crate) fn lane_sums_of<A: Copy, W>(
 /// `add_part(acc, part, at)` adds `part` at positions `at..at + part.len()` and leaves the others
 /// unchanged; `rotate(acc)` moves position `(j + shift) % 32` to `j`, before `widen`. `shift`
 /// below [`SUM_LANES`].
+#[cfg(target_arch = "x86_64")] // the AVX2 and AVX-512 variants; NEON and wasm not measured misaligned
 #[allow(clippy::too_many_arguments)] // the ISA's steps, each named by its caller
 #[inline(always)]
 pub(crate) fn realigned_lane_sums_of<A: Copy, W>(
@@ -658,7 +659,9 @@ pub(crate) use simd_kernels;
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::{SUM_BLOCK, SUM_LANES, lane_sums_of, realigned_lane_sums_of, superblock_sum};
+    #[cfg(target_arch = "x86_64")]
+    use super::realigned_lane_sums_of;
+    use super::{SUM_BLOCK, SUM_LANES, lane_sums_of, superblock_sum};
 
     /// The lane sums as every ISA computes them: `f32` within a block, `f64` across blocks.
     fn lane_sums(runs: &[[f32; SUM_LANES]]) -> [f64; SUM_LANES] {
@@ -679,6 +682,7 @@ pub(crate) mod tests {
 
     /// An ISA's `lane_sums` gives the reference's bits, lane by lane, on runs that start at
     /// every offset from a 64-byte boundary (0 to 31 elements), for several block counts.
+    #[cfg(target_arch = "x86_64")]
     pub(crate) fn check_lane_sums_at_every_offset(
         isa_lane_sums: impl Fn(&[[f32; SUM_LANES]]) -> [f64; SUM_LANES],
     ) {
@@ -764,6 +768,7 @@ pub(crate) mod tests {
 
     /// `realigned_lane_sums_of` with scalar accumulators gives the bits of `lane_sums_of` at
     /// every shift, whatever the number of blocks and of runs in the last.
+    #[cfg(target_arch = "x86_64")]
     #[test]
     fn realigned_lane_sums_are_the_bits_of_aligned_ones_at_every_shift() {
         for n_runs in [0, 1, 2, 31, 32, 33, 63, 64, 65, 97, 2048] {
