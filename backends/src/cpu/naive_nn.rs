@@ -104,7 +104,7 @@ fn f32_result(
 }
 
 #[kernel(op = "sum_dim", key = CpuNaive)]
-fn sum_dim_naive(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
+pub(crate) fn sum_dim_naive(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
     const OP: &str = "sum_dim";
     let r = rules::reduction(OP, x.shape(), dims, keepdim)?;
     if let Some(sums) = contiguous_f32_sums(OP, x, &r)? {
@@ -116,7 +116,7 @@ fn sum_dim_naive(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
 }
 
 #[kernel(op = "mean_dim", key = CpuNaive)]
-fn mean_dim_naive(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
+pub(crate) fn mean_dim_naive(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
     const OP: &str = "mean_dim";
     rules::mean_dim(x.dtype())?;
     let r = rules::reduction(OP, x.shape(), dims, keepdim)?;

@@ -19,7 +19,8 @@
 //! |---|---|---|---|---|
 //! | `add` `sub` `mul` `div` `neg` `relu` `relu_backward` | 8 lanes | 16 lanes | 4 lanes | 4 lanes |
 //! | `exp` `log` `tanh` `sigmoid` | 8 lanes | 16 lanes | 4 lanes | — (naive: see `wasm_simd128.rs`) |
-//! | `sum` `mean` | 32 `f32` accumulators (4 vectors) | 32 (2 vectors) | 32 (8 vectors) | 32 (8 vectors) |
+//! | `sum` `mean` | 32 `f32` accumulators (4 vectors), read in 32-byte-aligned windows | 32 (2 vectors), 64-byte-aligned windows | 32 (8 vectors) | 32 (8 vectors) |
+//! | `sum_dim` `mean_dim` over leading dims (`column_sums.rs`) | 32 columns' `f64` sums in 8 vectors | 64 in 8 vectors | 16 in 8 vectors | — |
 //! | `matmul` | 6 × 16 FMA tiles (`sgemm_avx2.rs`) to 512³ (a transposed `x` packed), else `matrixmultiply`; `y` of ≤ 4 columns or `x` of ≤ 4 rows: `sgemm_narrow.rs` | 14 × 32 FMA tiles (`sgemm_avx512.rs`), the same bits to 512³; larger products too, `x` packed; `y` of ≤ 4 columns or `x` of ≤ 4 rows: `sgemm_narrow.rs`, the same bits | `matrixmultiply` (NEON) | `matrixmultiply` (`simd128`) |
 //! | `full` | — | — | — | — |
 //!
@@ -61,8 +62,13 @@
 //!   elements), independent of `n`: a plain `f32` loop errs by up to `n/lanes·2⁻²⁴·Σ|xᵢ|`. A
 //!   superblock whose `f32` accumulators overflow where `f64` would not (or that holds an
 //!   infinity or NaN) is summed again in `f64`. Blocks, superblocks and the order are fixed by
-//!   `n` alone: every ISA and every thread count give the same bits. (The naive backend
+//!   `n` alone: every ISA and every thread count give the same bits, at every alignment of the
+//!   input (an x86 variant reads an input that starts off its vectors' boundary in aligned
+//!   windows, the lanes rotated back once per block: the same additions). (The naive backend
 //!   accumulates in `f64` throughout: within half an ulp but for `n·2⁻⁵³·Σ|xᵢ|`.)
+//! - **`sum_dim` and `mean_dim`** over leading dimensions of a contiguous tensor (not on wasm32) are
+//!   exactly equal: each column added in `f64` from `+0`, row after row, as the naive kernel adds
+//!   it; every other call is the naive kernel's.
 //! - **`matmul`** uses FMA and another summation order: within `k`·2⁻²³·Σ|aᵢₚ·bₚⱼ| per element.
 //!   Threads take bands of whole rows, each computed as on one thread: the same bits.
 //! - **`full`** has no SIMD kernel: a fill is a `memset`-like loop the compiler already
@@ -72,6 +78,8 @@
 pub mod avx2;
 #[cfg(target_arch = "x86_64")]
 pub mod avx512;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod column_sums;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod math_f32;
 #[cfg(any(
