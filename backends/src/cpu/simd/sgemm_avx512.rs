@@ -24,23 +24,29 @@ unsafe impl Microkernel for Avx512 {
     }
 
     unsafe fn run(tile: &Tile, rows: usize) {
-        // SAFETY: the caller upholds `run`'s contract, which `run_rows` restates for `M = rows`.
+        // A full tile of packed `x` (the strides the packing gives), the bulk of a large
+        // product, with those strides as constants: each element's address is then a constant
+        // offset from one pointer, and the loop has no integer work left to take the FMA ports.
+        let packed = tile.a_row == 1 && tile.a_step == Self::MR;
+        // SAFETY: the caller upholds `run`'s contract, which `run_rows` restates for `M = rows`
+        // (and, packed, for the strides checked just above).
         unsafe {
             match rows {
-                1 => run_rows::<1>(tile),
-                2 => run_rows::<2>(tile),
-                3 => run_rows::<3>(tile),
-                4 => run_rows::<4>(tile),
-                5 => run_rows::<5>(tile),
-                6 => run_rows::<6>(tile),
-                7 => run_rows::<7>(tile),
-                8 => run_rows::<8>(tile),
-                9 => run_rows::<9>(tile),
-                10 => run_rows::<10>(tile),
-                11 => run_rows::<11>(tile),
-                12 => run_rows::<12>(tile),
-                13 => run_rows::<13>(tile),
-                _ => run_rows::<14>(tile),
+                14.. if packed => run_rows::<14, true>(tile),
+                1 => run_rows::<1, false>(tile),
+                2 => run_rows::<2, false>(tile),
+                3 => run_rows::<3, false>(tile),
+                4 => run_rows::<4, false>(tile),
+                5 => run_rows::<5, false>(tile),
+                6 => run_rows::<6, false>(tile),
+                7 => run_rows::<7, false>(tile),
+                8 => run_rows::<8, false>(tile),
+                9 => run_rows::<9, false>(tile),
+                10 => run_rows::<10, false>(tile),
+                11 => run_rows::<11, false>(tile),
+                12 => run_rows::<12, false>(tile),
+                13 => run_rows::<13, false>(tile),
+                _ => run_rows::<14, false>(tile),
             }
         }
     }
@@ -54,10 +60,16 @@ fn column_mask(cols: usize, from: usize) -> __mmask16 {
 }
 
 /// # Safety
-/// As `Microkernel::run` with `rows = M` (AVX-512F available).
+/// As `Microkernel::run` with `rows = M` (AVX-512F available); with `PACKED`, the strip's strides
+/// are `a_row = 1` and `a_step = MR`.
 #[target_feature(enable = "avx512f")]
-unsafe fn run_rows<const M: usize>(t: &Tile) {
+unsafe fn run_rows<const M: usize, const PACKED: bool>(t: &Tile) {
     const NR: usize = Avx512::NR;
+    let (a_row, a_step) = if PACKED {
+        (1, Avx512::MR)
+    } else {
+        (t.a_row, t.a_step)
+    };
     let mut lo = [_mm512_setzero_ps(); M];
     let mut hi = [_mm512_setzero_ps(); M];
     for p in 0..t.kc {
@@ -70,7 +82,7 @@ unsafe fn run_rows<const M: usize>(t: &Tile) {
         };
         for i in 0..M {
             // SAFETY: element `(i, p)` of the strip, `i < rows`, `p < kc` (the contract).
-            let a = _mm512_set1_ps(unsafe { *t.a.add(i * t.a_row + p * t.a_step) });
+            let a = _mm512_set1_ps(unsafe { *t.a.add(i * a_row + p * a_step) });
             lo[i] = _mm512_fmadd_ps(a, b0, lo[i]);
             hi[i] = _mm512_fmadd_ps(a, b1, hi[i]);
         }
