@@ -25,6 +25,7 @@
 // The microkernels' contract (an unsafe trait) and their calls, each justified where it stands.
 #![allow(unsafe_code)]
 
+use std::cell::Cell;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -174,13 +175,15 @@ pub(crate) fn sgemm<K: Microkernel>(
         }
         false
     };
+    // A large block's panels, packed by all threads: one buffer for every block of this call.
+    let mut shared_buffer = Vec::new();
     for jc in (0..n).step_by(NC_SHARED) {
         let nc = NC_SHARED.min(n - jc);
         for pc in (0..k).step_by(KC) {
             let kc = KC.min(k - pc);
             let block = Block { pc, kc, jc, nc };
             let shared = match panels_len::<K>(kc, nc) >= PACK_PARALLEL_FROM {
-                true => Some(PackedBlock::pack::<K>(y, block, true)?),
+                true => Some(pack_block::<K>(&mut shared_buffer, y, block, true)?),
                 false => None,
             };
             let written = threads::for_each_part(out, bands, |start, band| {
@@ -188,26 +191,29 @@ pub(crate) fn sgemm<K: Microkernel>(
                 if start % n != 0 || band.len() % n != 0 {
                     return false;
                 }
-                let own;
-                let panels = match &shared {
-                    Some(shared) => shared.panels(),
-                    None => match PackedBlock::pack::<K>(y, block, false) {
-                        Ok(packed) => {
-                            own = packed;
-                            own.panels()
-                        }
-                        Err(refused) => return refuse(refused),
-                    },
-                };
-                // SAFETY: `K::detected()` held above. `band` is whole rows of `out` (checked),
-                // and unless `pc == 0` every
-                // element of its columns `jc..jc + nc` was written: the block `(jc, 0)` ran
-                // before this one over every row (this loop's order), and its `for_each_part`
-                // returned true, which `band_times_block` makes it do only after writing all of
-                // them.
-                let result = unsafe {
-                    band_times_block::<K>(x, (first_row, rows), n, block, panels, band, read_x)
-                };
+                let result = with_scratch(|scratch| {
+                    let panels = match shared {
+                        Some(shared) => shared,
+                        None => pack_block::<K>(&mut scratch.panels, y, block, false)?,
+                    };
+                    // SAFETY: `K::detected()` held above. `band` is whole rows of `out`
+                    // (checked), and unless `pc == 0` every element of its columns `jc..jc +
+                    // nc` was written: the block `(jc, 0)` ran before this one over every row
+                    // (this loop's order), and its `for_each_part` returned true, which
+                    // `band_times_block` makes it do only after writing all of them.
+                    unsafe {
+                        band_times_block::<K>(
+                            x,
+                            (first_row, rows),
+                            n,
+                            block,
+                            panels,
+                            band,
+                            read_x,
+                            &mut scratch.strips,
+                        )
+                    }
+                });
                 match result {
                     Ok(()) => true,
                     Err(refused) => refuse(refused),
@@ -237,60 +243,92 @@ struct Block {
     nc: usize,
 }
 
-/// A block of `y` packed into panels: panel `q` (columns `jc + q·NR..`) is `kc` rows of `NR`
-/// elements at `at + q·kc·NR` of `buffer`, zero past column `jc + nc`; `at` puts the panels on a
+/// Packs `block` of `y` into `buffer` (its earlier contents discarded, its allocation reused)
+/// for the microkernel `K`, its panels by every thread when `parallel` (and the block is large
+/// enough), else on the calling thread; returns the panels: panel `q` (columns `jc + q·NR..`)
+/// is `kc` rows of `NR` elements at `q·kc·NR`, zero past column `jc + nc`. They start on a
 /// 64-byte line, so that no load of a panel's row (one or two cache lines) straddles two lines.
-struct PackedBlock {
-    buffer: Vec<f32>,
-    at: usize,
+fn pack_block<'b, K: Microkernel>(
+    buffer: &'b mut Vec<f32>,
+    y: Strided<'_>,
+    block: Block,
+    parallel: bool,
+) -> Result<&'b [f32], Refused> {
+    let Block { kc, nc, .. } = block;
+    let len = panels_len::<K>(kc, nc);
+    buffer.clear();
+    buffer
+        .try_reserve_exact(len + LINE)
+        .map_err(|_| Refused::OutOfMemory {
+            bytes: (len + LINE) * size_of::<f32>(),
+        })?;
+    let at = match buffer.as_ptr().align_offset(LINE * size_of::<f32>()) {
+        at if at < LINE => at,
+        _ => 0, // `align_offset` may decline to say; unaligned loads are only slower
+    };
+    let spare = &mut buffer.spare_capacity_mut()[..at + len];
+    let (before, panels) = spare.split_at_mut(at);
+    before.fill(MaybeUninit::new(0.0));
+    let panel_len = kc * K::NR;
+    let grain = Grain {
+        parallel_from: if parallel {
+            PACK_PARALLEL_FROM
+        } else {
+            usize::MAX
+        },
+        multiple: panel_len,
+        min_part: PACK_PARALLEL_FROM / 2,
+        parts_per_thread: 1,
+    };
+    let packed = threads::for_each_part(panels, grain, |start, part| {
+        pack_panels::<K>(y, block, start / panel_len, part)
+    });
+    if !packed {
+        return Err(Refused::Layout);
+    }
+    // SAFETY: the first `at` elements were written above; `for_each_part` returned true, so
+    // every part's `pack_panels` did, which it does only after writing every element of its
+    // part, and the parts cover the next `len`. The capacity is at least `len + LINE >= at +
+    // len`.
+    unsafe { buffer.set_len(at + len) };
+    Ok(&buffer[at..])
 }
 
-impl PackedBlock {
-    /// Packs `block` of `y` for the microkernel `K`, its panels by every thread when
-    /// `parallel` (and the block is large enough), else on the calling thread.
-    fn pack<K: Microkernel>(y: Strided<'_>, block: Block, parallel: bool) -> Result<Self, Refused> {
-        let Block { kc, nc, .. } = block;
-        let len = panels_len::<K>(kc, nc);
-        let mut buffer: Vec<f32> = Vec::new();
-        buffer
-            .try_reserve_exact(len + LINE)
-            .map_err(|_| Refused::OutOfMemory {
-                bytes: (len + LINE) * size_of::<f32>(),
-            })?;
-        let at = match buffer.as_ptr().align_offset(LINE * size_of::<f32>()) {
-            at if at < LINE => at,
-            _ => 0, // `align_offset` may decline to say; unaligned loads are only slower
-        };
-        let spare = &mut buffer.spare_capacity_mut()[..at + len];
-        let (before, panels) = spare.split_at_mut(at);
-        before.fill(MaybeUninit::new(0.0));
-        let panel_len = kc * K::NR;
-        let grain = Grain {
-            parallel_from: if parallel {
-                PACK_PARALLEL_FROM
-            } else {
-                usize::MAX
-            },
-            multiple: panel_len,
-            min_part: PACK_PARALLEL_FROM / 2,
-            parts_per_thread: 1,
-        };
-        let packed = threads::for_each_part(panels, grain, |start, part| {
-            pack_panels::<K>(y, block, start / panel_len, part)
-        });
-        if !packed {
-            return Err(Refused::Layout);
-        }
-        // SAFETY: the first `at` elements were written above; `for_each_part` returned true, so
-        // every part's `pack_panels` did, which it does only after writing every element of its
-        // part, and the parts cover the next `len`. The capacity is `len + LINE >= at + len`.
-        unsafe { buffer.set_len(at + len) };
-        Ok(PackedBlock { buffer, at })
-    }
+/// A thread's buffers for a band: the panels of a block of `y` it packs for itself, and the
+/// strips of `x` it packs. Kept between blocks and calls (a product allocated and freed them
+/// once per block of `KC` rows, and `malloc` returned each freed 64–70 KB to the system, so
+/// the next one faulted its pages in again: 64 × 4096 × 64 spent 8 % there), each up to
+/// [`SCRATCH_KEPT`] elements; freed when the thread ends.
+#[derive(Default)]
+struct Scratch {
+    panels: Vec<f32>,
+    strips: Vec<f32>,
+}
 
-    fn panels(&self) -> &[f32] {
-        &self.buffer[self.at..]
+/// The largest buffer a thread keeps between products (1 MB): the most a band packs of `y` for
+/// itself (a larger block is packed once for all), beside strips of `x` of 70 KB.
+const SCRATCH_KEPT: usize = PACK_PARALLEL_FROM + LINE;
+
+thread_local! {
+    static SCRATCH: Cell<Scratch> = const {
+        Cell::new(Scratch { panels: Vec::new(), strips: Vec::new() })
+    };
+}
+
+/// `f` with this thread's [`Scratch`] (taken out and put back, so a nested call, or one during
+/// the thread's teardown, gets fresh buffers); buffers that grew past [`SCRATCH_KEPT`] are freed
+/// afterwards.
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    let mut scratch = SCRATCH.try_with(Cell::take).unwrap_or_default();
+    let result = f(&mut scratch);
+    for buffer in [&mut scratch.panels, &mut scratch.strips] {
+        if buffer.capacity() > SCRATCH_KEPT {
+            *buffer = Vec::new();
+        }
     }
+    // Where the thread-local is gone (teardown), the buffers are freed here instead.
+    let _ = SCRATCH.try_with(|kept| kept.set(scratch));
+    result
 }
 
 /// The elements of the panels of `kc` rows by `nc` columns of `y`.
@@ -306,6 +344,7 @@ fn panels_len<K: Microkernel>(kc: usize, nc: usize) -> usize {
 /// # Safety
 /// `K::detected()` is true, and unless `block.pc == 0`, every element of `band` in columns
 /// `jc..jc + nc` is initialised.
+#[allow(clippy::too_many_arguments)] // operands, block, band and its buffer, named by the caller
 unsafe fn band_times_block<K: Microkernel>(
     x: Strided<'_>,
     (first_row, rows): (usize, usize),
@@ -314,6 +353,7 @@ unsafe fn band_times_block<K: Microkernel>(
     panels: &[f32],
     band: &mut [MaybeUninit<f32>],
     read_x: ReadX,
+    strips: &mut Vec<f32>,
 ) -> Result<(), Refused> {
     let Block { pc, kc, jc, nc } = block;
     let inside = first_row
@@ -331,16 +371,19 @@ unsafe fn band_times_block<K: Microkernel>(
         ReadX::InPlace => (NC_IN_PLACE, K::MR),
         ReadX::Packed => (nc, MC.div_ceil(K::MR) * K::MR),
     };
-    let mut strips: Vec<f32> = Vec::new();
     if read_x == ReadX::Packed {
+        // Grown when short (zeros: initialised, then overwritten by `pack_strips` before the
+        // tiles read them); what a previous block left is overwritten likewise.
         let len = kc * mc_max.min(rows).div_ceil(K::MR) * K::MR;
-        strips
-            .try_reserve_exact(len)
-            .map_err(|_| Refused::OutOfMemory {
-                bytes: len * size_of::<f32>(),
-            })?;
-        // No allocation: reserved above.
-        strips.resize(len, 0.0);
+        if strips.len() < len {
+            strips
+                .try_reserve_exact(len - strips.len())
+                .map_err(|_| Refused::OutOfMemory {
+                    bytes: len * size_of::<f32>(),
+                })?;
+            // No allocation: reserved above.
+            strips.resize(len, 0.0);
+        }
     }
     let c = band.as_mut_ptr().cast::<f32>();
     // `while`, not `step_by`: a small product's call is mostly this loop's overhead.
@@ -352,7 +395,7 @@ unsafe fn band_times_block<K: Microkernel>(
         while ic < rows {
             let mc = mc_max.min(rows - ic);
             if read_x == ReadX::Packed {
-                pack_strips::<K>(&mut strips, x, first_row + ic, mc, pc, kc);
+                pack_strips::<K>(strips, x, first_row + ic, mc, pc, kc);
             }
             for q in sub_panels.clone() {
                 let panel = &panels[q * kc * K::NR..(q + 1) * kc * K::NR];
