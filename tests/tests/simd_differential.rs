@@ -310,7 +310,7 @@ fn elementwise_binary_ops_equal_naive_exactly() {
 /// are the naive kernel's, bit for bit.
 #[test]
 fn row_broadcasts_equal_naive_exactly() {
-    let shapes: [(&[usize], &[usize]); 8] = [
+    let shapes: [(&[usize], &[usize]); 18] = [
         (&[4096, 64], &[64]),
         (&[64], &[300, 64]),
         (&[1, 17], &[5, 17]),
@@ -319,6 +319,17 @@ fn row_broadcasts_equal_naive_exactly() {
         (&[3000, 33], &[33]),
         (&[2000, 100], &[1, 100]),
         (&[0, 64], &[64]),
+        // Scalars, and rows shorter than a vector, repeated into a longer row.
+        (&[64, 64], &[]),
+        (&[], &[1000]),
+        (&[1], &[7]),
+        (&[1, 1], &[3, 333]),
+        (&[4096, 2], &[2]),
+        (&[3], &[500, 3]),
+        (&[700, 15], &[1, 15]),
+        (&[0, 3], &[3]),
+        (&[5, 0], &[]),
+        (&[1, 1, 1], &[9]),
     ];
     let shaped = |shape: &[usize], seed: u64| {
         let n = shape.iter().product();

@@ -12,8 +12,9 @@
 //! naive backend in the op's table, with no code here. An `f32` call on views or broadcast
 //! operands reaches the kernel, which hands it to its naive twin, except a *row broadcast* of
 //! two contiguous operands, one operand's shape (leading 1s aside) being the other's trailing
-//! dims with at least 16 elements (a bias over a batch, `[N, C] + [C]`): the binary kernels run
-//! it row by row with their vectors (`template::zip_rows`), the same arithmetic per element.
+//! dims (a bias over a batch, `[N, C] + [C]`; a scalar, `[]` or `[1]`, with any tensor): the
+//! binary kernels run it row by row with their vectors (`template::zip_rows`; a row shorter
+//! than 16 elements repeated into one of at least 256 first), the same arithmetic per element.
 //!
 //! | op | x86_64 AVX2+FMA | x86_64 AVX-512F | aarch64 NEON | wasm32 `simd128` |
 //! |---|---|---|---|---|

@@ -157,6 +157,25 @@ pub(crate) fn zip(
         yv.contiguous().unwrap_or_default(),
     );
     match rows {
+        Some(rows) if rows.row < MIN_ROW => {
+            // A short row (a scalar, a few channels' bias) repeated into one of at least
+            // `REPEATED_ROW` elements: `long[i % len]` is `small[i % row]`, as `len` is a
+            // multiple of `row`.
+            let small = match rows.repeats {
+                Repeats::X => xs,
+                Repeats::Y => ys,
+            };
+            let len = REPEATED_ROW.div_ceil(rows.row) * rows.row;
+            let mut long = [0.0f32; REPEATED_ROW + MIN_ROW];
+            for (i, value) in long[..len].iter_mut().enumerate() {
+                *value = small[i % rows.row];
+            }
+            let (xs, ys) = match rows.repeats {
+                Repeats::X => (&long[..len], ys),
+                Repeats::Y => (xs, &long[..len]),
+            };
+            zip_rows(op, xs, ys, Rows { row: len, ..rows }, part)
+        }
         Some(rows) => zip_rows(op, xs, ys, rows, part),
         None => {
             let out = fill(op, xs.len(), ELEMENTWISE, |start, out| {
@@ -176,9 +195,10 @@ enum Repeats {
 }
 
 /// The operand that repeats and its row length, when one operand's shape (leading 1s aside)
-/// is the other's trailing dims, at least [`MIN_ROW`] elements long: a bias added to a batch,
-/// `[N, C] + [C]`. Then the result has the larger operand's shape, and element `i` pairs the
-/// larger operand's `i` with the smaller's `i % row`. `None` for every other shape.
+/// is the other's trailing dims, of at least one element: a bias added to a batch, `[N, C] +
+/// [C]`, or a scalar (`[]`, `[1]`) with any tensor. Then the result has the larger operand's
+/// shape, and element `i` pairs the larger operand's `i` with the smaller's `i % row`. `None`
+/// for every other shape.
 fn broadcast_rows<'s>(xshape: &'s [usize], yshape: &'s [usize]) -> Option<Rows<'s>> {
     let strip = |shape: &[usize]| -> usize { shape.iter().take_while(|&&d| d == 1).count() };
     let fits = |small: &[usize], large: &[usize]| {
@@ -194,7 +214,7 @@ fn broadcast_rows<'s>(xshape: &'s [usize], yshape: &'s [usize]) -> Option<Rows<'
     };
     // A row's length: no overflow, it is the element count of an existing tensor.
     let row: usize = small.iter().product();
-    (row >= MIN_ROW).then_some(Rows {
+    (row > 0).then_some(Rows {
         repeats,
         row,
         shape,
@@ -209,9 +229,13 @@ struct Rows<'s> {
     shape: &'s [usize],
 }
 
-/// The shortest row the row path takes: each row is one `zip_part` call, and shorter rows
-/// (a scalar's is 1) are the naive kernel's, which repeats them into a long pattern first.
+/// The shortest row the row path runs as it is: each row is one `zip_part` call, so a shorter
+/// one (a scalar's is 1) is first repeated into a row of at least [`REPEATED_ROW`] elements
+/// (and fewer than `REPEATED_ROW + MIN_ROW`).
 const MIN_ROW: usize = 16;
+
+/// The length a short row is repeated to: long enough that the calls per row cost little.
+const REPEATED_ROW: usize = 256;
 
 /// [`zip`] of a row broadcast ([`broadcast_rows`]) of `xs` and `ys`: the larger operand's
 /// elements in parts, each cut where a row of the smaller one starts again; the same arithmetic
