@@ -1,9 +1,11 @@
 //! `sum_dim` and `mean_dim` of a contiguous `f32` tensor over its *leading* dimensions (a bias
 //! gradient: the sum over the batch of a `[batch, features]` gradient), with AVX2 or AVX-512 on
-//! x86_64 and NEON on aarch64: each result element is its column's sum, added in `f64` from `+0` row after row,
-//! as the naive kernel adds it, so the same bits. The naive loop keeps its sums in memory and
-//! widens two lanes at a time; here a strip of columns keeps its sums in registers (8 vectors:
-//! enough independent chains of additions to fill the adders) over all rows.
+//! x86_64 and NEON on aarch64: each result element is its column's sum, added in `f64` from
+//! `+0` row after row, as the naive kernel adds it, so the same bits. The naive loop keeps its
+//! sums in memory and widens two lanes at a time; here a strip of columns keeps its sums in
+//! registers (8 vectors: enough independent chains of additions to fill the adders) over all
+//! rows. One thread: a thread's share would be a strip of columns, and the rows it reads were
+//! mostly written by the other core.
 //!
 //! Every other call (other dimensions reduced, a view, fewer than 8 columns, another dtype on a
 //! direct call) goes to the naive kernel.
