@@ -752,37 +752,48 @@ pub(crate) mod tests {
         }
     }
 
+    /// `n_runs` runs of values of many magnitudes, so that any change of order shows in the
+    /// bits.
+    fn varied_runs(n_runs: usize) -> Vec<[f32; SUM_LANES]> {
+        (0..n_runs)
+            .map(|r| {
+                std::array::from_fn(|j| {
+                    let i = (r * SUM_LANES + j) as f32;
+                    (i * 0.618_034).sin() * (1.0 + (i * 0.37).cos() * 1.0e4)
+                })
+            })
+            .collect()
+    }
+
+    /// A run onto scalar accumulators, as every ISA adds it.
+    fn add_run(mut acc: [f32; SUM_LANES], run: &[f32; SUM_LANES]) -> [f32; SUM_LANES] {
+        for (a, x) in acc.iter_mut().zip(run) {
+            *a += x;
+        }
+        acc
+    }
+
+    /// A block's scalar accumulators onto the `f64` lane sums.
+    fn widen(mut wide: [f64; SUM_LANES], acc: [f32; SUM_LANES]) -> [f64; SUM_LANES] {
+        for (w, a) in wide.iter_mut().zip(acc) {
+            *w += f64::from(a);
+        }
+        wide
+    }
+
     /// `lane_sums_of` (two blocks side by side) with scalar accumulators gives the bits of
     /// one block at a time, whatever the number of blocks and of runs in the last.
     #[test]
     fn lane_sums_of_two_blocks_at_once_are_the_bits_of_one_at_a_time() {
         let runs_per_block = SUM_BLOCK / SUM_LANES;
         for n_runs in [0, 1, 31, 32, 33, 63, 64, 65, 95, 96, 97, 2048] {
-            // Values of many magnitudes, so that any change of order would show in the bits.
-            let runs: Vec<[f32; SUM_LANES]> = (0..n_runs)
-                .map(|r| {
-                    std::array::from_fn(|j| {
-                        let i = (r * SUM_LANES + j) as f32;
-                        (i * 0.618_034).sin() * (1.0 + (i * 0.37).cos() * 1.0e4)
-                    })
-                })
-                .collect();
+            let runs = varied_runs(n_runs);
             let got = lane_sums_of(
                 &runs,
                 [-0.0f64; SUM_LANES],
                 || [-0.0f32; SUM_LANES],
-                |mut acc, run| {
-                    for (a, x) in acc.iter_mut().zip(run) {
-                        *a += x;
-                    }
-                    acc
-                },
-                |mut wide, acc| {
-                    for (w, a) in wide.iter_mut().zip(acc) {
-                        *w += f64::from(a);
-                    }
-                    wide
-                },
+                add_run,
+                widen,
             );
             let want = lane_sums(&runs);
             assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{n_runs}");
@@ -796,14 +807,7 @@ pub(crate) mod tests {
     #[test]
     fn realigned_lane_sums_are_the_bits_of_aligned_ones_at_every_shift() {
         for n_runs in [0, 1, 2, 31, 32, 33, 63, 64, 65, 97, 2048] {
-            let runs: Vec<[f32; SUM_LANES]> = (0..n_runs)
-                .map(|r| {
-                    std::array::from_fn(|j| {
-                        let i = (r * SUM_LANES + j) as f32;
-                        (i * 0.618_034).sin() * (1.0 + (i * 0.37).cos() * 1.0e4)
-                    })
-                })
-                .collect();
+            let runs = varied_runs(n_runs);
             let want = lane_sums(&runs);
             for shift in 0..SUM_LANES {
                 let got = realigned_lane_sums_of(
@@ -811,12 +815,7 @@ pub(crate) mod tests {
                     shift,
                     [-0.0f64; SUM_LANES],
                     || [-0.0f32; SUM_LANES],
-                    |mut acc, run| {
-                        for (a, x) in acc.iter_mut().zip(run) {
-                            *a += x;
-                        }
-                        acc
-                    },
+                    add_run,
                     |mut acc, part, at| {
                         for (a, x) in acc[at..].iter_mut().zip(part) {
                             *a += x;
@@ -824,12 +823,7 @@ pub(crate) mod tests {
                         acc
                     },
                     |acc| std::array::from_fn(|j| acc[(j + shift) % SUM_LANES]),
-                    |mut wide, acc| {
-                        for (w, a) in wide.iter_mut().zip(acc) {
-                            *w += f64::from(a);
-                        }
-                        wide
-                    },
+                    widen,
                 );
                 let (got, want) = (got.map(f64::to_bits), want.map(f64::to_bits));
                 assert_eq!(got, want, "{n_runs} runs, shift {shift}");
