@@ -225,99 +225,40 @@ fn reduce(
     Tensor::from_host(out, &r.shape).map(Some)
 }
 
-/// `sum_dim` over leading dimensions, 8 columns per `f64` vector.
-///
-/// # Safety
-///
-/// The CPU must have AVX-512F. Dispatch installs this kernel only on such a CPU (runtime
-/// detection).
-#[cfg(target_arch = "x86_64")]
-#[kernel(op = sum_dim, key = CpuSimd, cpu = "avx512f", dtypes = "f32")]
-#[target_feature(enable = "avx512f")]
-pub fn sum_dim_avx512(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
-    match reduce(Isa::Avx512, "sum_dim", x, dims, keepdim, false)? {
-        Some(sums) => Ok(sums),
-        None => sum_dim_naive(x, dims, keepdim),
-    }
+/// A kernel of `sum_dim` or `mean_dim` (`$mean`) over leading dimensions on one instruction
+/// set; every other call goes to the op's naive kernel (`$naive`).
+macro_rules! column_kernel {
+    ($name:ident = $op:ident, $naive:ident, $mean:literal; $cpu:tt, $needs:literal, $isa:ident) => {
+        #[doc = concat!("`", stringify!($op), "` over leading dimensions (`column_sums`).")]
+        ///
+        /// # Safety
+        ///
+        #[doc = concat!("The CPU must have ", $needs, ". Dispatch installs this kernel only on ")]
+        /// such a CPU (runtime detection).
+        #[kernel(op = $op, key = CpuSimd, cpu = $cpu, dtypes = "f32")]
+        #[target_feature(enable = $cpu)]
+        pub fn $name(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
+            match reduce(Isa::$isa, stringify!($op), x, dims, keepdim, $mean)? {
+                Some(result) => Ok(result),
+                None => $naive(x, dims, keepdim),
+            }
+        }
+    };
 }
 
-/// `mean_dim` over leading dimensions, 8 columns per `f64` vector.
-///
-/// # Safety
-///
-/// The CPU must have AVX-512F. Dispatch installs this kernel only on such a CPU (runtime
-/// detection).
+// One kernel per line, so that each registration's `file:line` in dumps is its own.
 #[cfg(target_arch = "x86_64")]
-#[kernel(op = mean_dim, key = CpuSimd, cpu = "avx512f", dtypes = "f32")]
-#[target_feature(enable = "avx512f")]
-pub fn mean_dim_avx512(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
-    match reduce(Isa::Avx512, "mean_dim", x, dims, keepdim, true)? {
-        Some(means) => Ok(means),
-        None => mean_dim_naive(x, dims, keepdim),
-    }
-}
-
-/// `sum_dim` over leading dimensions, 4 columns per `f64` vector.
-///
-/// # Safety
-///
-/// The CPU must have AVX2. Dispatch installs this kernel only on such a CPU (runtime
-/// detection).
+column_kernel!(sum_dim_avx512 = sum_dim, sum_dim_naive, false; "avx512f", "AVX-512F", Avx512);
 #[cfg(target_arch = "x86_64")]
-#[kernel(op = sum_dim, key = CpuSimd, cpu = "avx2", dtypes = "f32")]
-#[target_feature(enable = "avx2")]
-pub fn sum_dim_avx2(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
-    match reduce(Isa::Avx2, "sum_dim", x, dims, keepdim, false)? {
-        Some(sums) => Ok(sums),
-        None => sum_dim_naive(x, dims, keepdim),
-    }
-}
-
-/// `mean_dim` over leading dimensions, 4 columns per `f64` vector.
-///
-/// # Safety
-///
-/// The CPU must have AVX2. Dispatch installs this kernel only on such a CPU (runtime
-/// detection).
+column_kernel!(mean_dim_avx512 = mean_dim, mean_dim_naive, true; "avx512f", "AVX-512F", Avx512);
 #[cfg(target_arch = "x86_64")]
-#[kernel(op = mean_dim, key = CpuSimd, cpu = "avx2", dtypes = "f32")]
-#[target_feature(enable = "avx2")]
-pub fn mean_dim_avx2(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
-    match reduce(Isa::Avx2, "mean_dim", x, dims, keepdim, true)? {
-        Some(means) => Ok(means),
-        None => mean_dim_naive(x, dims, keepdim),
-    }
-}
-
-/// `sum_dim` over leading dimensions, 2 columns per `f64` vector.
-///
-/// # Safety
-///
-/// The CPU must have NEON. Dispatch installs this kernel only on such a CPU (runtime detection).
+column_kernel!(sum_dim_avx2 = sum_dim, sum_dim_naive, false; "avx2", "AVX2", Avx2);
+#[cfg(target_arch = "x86_64")]
+column_kernel!(mean_dim_avx2 = mean_dim, mean_dim_naive, true; "avx2", "AVX2", Avx2);
 #[cfg(target_arch = "aarch64")]
-#[kernel(op = sum_dim, key = CpuSimd, cpu = "neon", dtypes = "f32")]
-#[target_feature(enable = "neon")]
-pub fn sum_dim_neon(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
-    match reduce(Isa::Neon, "sum_dim", x, dims, keepdim, false)? {
-        Some(sums) => Ok(sums),
-        None => sum_dim_naive(x, dims, keepdim),
-    }
-}
-
-/// `mean_dim` over leading dimensions, 2 columns per `f64` vector.
-///
-/// # Safety
-///
-/// The CPU must have NEON. Dispatch installs this kernel only on such a CPU (runtime detection).
+column_kernel!(sum_dim_neon = sum_dim, sum_dim_naive, false; "neon", "NEON", Neon);
 #[cfg(target_arch = "aarch64")]
-#[kernel(op = mean_dim, key = CpuSimd, cpu = "neon", dtypes = "f32")]
-#[target_feature(enable = "neon")]
-pub fn mean_dim_neon(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
-    match reduce(Isa::Neon, "mean_dim", x, dims, keepdim, true)? {
-        Some(means) => Ok(means),
-        None => mean_dim_naive(x, dims, keepdim),
-    }
-}
+column_kernel!(mean_dim_neon = mean_dim, mean_dim_naive, true; "neon", "NEON", Neon);
 
 #[cfg(test)]
 mod tests {
