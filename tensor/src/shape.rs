@@ -326,13 +326,23 @@ pub fn wrap_index(
 }
 
 /// Element offsets of a strided view, in row-major order of its indices: the walk every naive
-/// kernel takes over a non-contiguous input.
+/// kernel takes over a non-contiguous input. Along the last dimension an offset is one addition
+/// (the last stride); the outer dimensions advance like an odometer when a run of the last one
+/// ends.
 #[derive(Debug, Clone)]
 pub struct Offsets<'a> {
-    sizes: &'a [usize],
-    strides: &'a [usize],
+    /// The extents and strides of all but the last dimension.
+    outer_sizes: &'a [usize],
+    outer_strides: &'a [usize],
+    /// The index along each of the outer dimensions.
     index: Vec<usize>,
-    next: Option<usize>,
+    /// The last dimension's extent and stride (1 and 0 for a 0-dimensional view), and the index
+    /// along it.
+    inner_size: usize,
+    inner_stride: usize,
+    inner: usize,
+    /// The offset `next` returns.
+    offset: usize,
     remaining: usize,
 }
 
@@ -344,11 +354,20 @@ impl<'a> Offsets<'a> {
         strides: &'a [usize],
         numel: usize,
     ) -> Self {
+        let rank = sizes.len().min(strides.len());
+        let (inner_size, inner_stride) = match rank {
+            0 => (1, 0),
+            _ => (sizes[rank - 1], strides[rank - 1]),
+        };
+        let outer = rank.saturating_sub(1);
         Offsets {
-            sizes,
-            strides,
-            index: vec![0; sizes.len()],
-            next: Some(start),
+            outer_sizes: &sizes[..outer],
+            outer_strides: &strides[..outer],
+            index: vec![0; outer],
+            inner_size,
+            inner_stride,
+            inner: 0,
+            offset: start,
             remaining: numel,
         }
     }
@@ -363,21 +382,32 @@ impl Iterator for Offsets<'_> {
             return None;
         }
         self.remaining -= 1;
-        let current = self.next?;
-        // Advance like an odometer: the last dimension fastest. Offsets stay within the view's
-        // checked reach, so the additions and subtractions cannot overflow.
-        let mut offset = current;
-        for d in (0..self.sizes.len()).rev() {
-            if self.index[d] + 1 < self.sizes[d] {
+        let current = self.offset;
+        if self.remaining == 0 {
+            // The last element: nothing to advance to.
+            return Some(current);
+        }
+        // Offsets stay within the view's checked reach (the next one is an element of the
+        // view), so the additions and subtractions cannot overflow.
+        if self.inner + 1 < self.inner_size {
+            self.inner += 1;
+            self.offset += self.inner_stride;
+            return Some(current);
+        }
+        // The run along the last dimension ended: back to its start, and carry outwards.
+        let mut offset = current - self.inner * self.inner_stride;
+        self.inner = 0;
+        for d in (0..self.index.len()).rev() {
+            if self.index[d] + 1 < self.outer_sizes[d] {
                 self.index[d] += 1;
-                offset += self.strides[d];
-                self.next = Some(offset);
+                self.offset = offset + self.outer_strides[d];
                 return Some(current);
             }
-            offset -= self.index[d] * self.strides[d];
+            offset -= self.index[d] * self.outer_strides[d];
             self.index[d] = 0;
         }
-        self.next = None;
+        // Not reached while elements remain; the walk would start over.
+        self.offset = offset;
         Some(current)
     }
 
@@ -391,6 +421,46 @@ impl ExactSizeIterator for Offsets<'_> {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The offsets of every layout a view can have (ranks 0–4, extents 0 and 1, strides 0,
+    /// transposed, a start past 0) are the row-major walk of its indices.
+    #[test]
+    fn offsets_walk_every_index_in_row_major_order() {
+        let layouts: &[(&[usize], &[usize], usize)] = &[
+            (&[], &[], 5),
+            (&[4], &[1], 0),
+            (&[4], &[0], 3),
+            (&[4], &[3], 2),
+            (&[0], &[1], 0),
+            (&[3, 2], &[1, 0], 0),
+            (&[2, 3], &[1, 2], 1),
+            (&[3, 1], &[1, 7], 0),
+            (&[1, 3], &[9, 2], 4),
+            (&[2, 0, 3], &[0, 3, 1], 0),
+            (&[2, 3, 4], &[12, 1, 3], 0),
+            (&[2, 2, 2, 3], &[0, 6, 3, 1], 2),
+            (&[3, 1, 2, 1], &[2, 5, 1, 9], 1),
+        ];
+        for &(sizes, strides, start) in layouts {
+            let numel: usize = sizes.iter().product();
+            let mut want = Vec::new();
+            let mut index = vec![0usize; sizes.len()];
+            for _ in 0..numel {
+                want.push(start + index.iter().zip(strides).map(|(i, s)| i * s).sum::<usize>());
+                for d in (0..sizes.len()).rev() {
+                    index[d] += 1;
+                    if index[d] < sizes[d] {
+                        break;
+                    }
+                    index[d] = 0;
+                }
+            }
+            let walk = Offsets::new(start, sizes, strides, numel);
+            assert_eq!(walk.len(), numel);
+            let got: Vec<usize> = walk.collect();
+            assert_eq!(got, want, "{sizes:?} {strides:?} from {start}");
+        }
+    }
 
     #[test]
     fn strides_contiguity_and_overlap() {
