@@ -354,12 +354,13 @@ impl<'a> Offsets<'a> {
         strides: &'a [usize],
         numel: usize,
     ) -> Self {
-        let rank = sizes.len().min(strides.len());
-        let (inner_size, inner_stride) = match rank {
+        // A tensor's sizes and strides have one length: the walk takes the sizes' dimensions
+        // (fewer strides than sizes would panic on the indexing, never skip a dimension).
+        let (inner_size, inner_stride) = match sizes.len() {
             0 => (1, 0),
-            _ => (sizes[rank - 1], strides[rank - 1]),
+            rank => (sizes[rank - 1], strides[rank - 1]),
         };
-        let outer = rank.saturating_sub(1);
+        let outer = sizes.len().saturating_sub(1);
         Offsets {
             outer_sizes: &sizes[..outer],
             outer_strides: &strides[..outer],
