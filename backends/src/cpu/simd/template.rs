@@ -157,25 +157,6 @@ pub(crate) fn zip(
         yv.contiguous().unwrap_or_default(),
     );
     match rows {
-        Some(rows) if rows.row < MIN_ROW => {
-            // A short row (a scalar, a few channels' bias) repeated into one of at least
-            // `REPEATED_ROW` elements: `long[i % len]` is `small[i % row]`, as `len` is a
-            // multiple of `row`.
-            let small = match rows.repeats {
-                Repeats::X => xs,
-                Repeats::Y => ys,
-            };
-            let len = REPEATED_ROW.div_ceil(rows.row) * rows.row;
-            let mut long = [0.0f32; REPEATED_ROW + MIN_ROW];
-            for (i, value) in long[..len].iter_mut().enumerate() {
-                *value = small[i % rows.row];
-            }
-            let (xs, ys) = match rows.repeats {
-                Repeats::X => (&long[..len], ys),
-                Repeats::Y => (xs, &long[..len]),
-            };
-            zip_rows(op, xs, ys, Rows { row: len, ..rows }, part)
-        }
         Some(rows) => zip_rows(op, xs, ys, rows, part),
         None => {
             let out = fill(op, xs.len(), ELEMENTWISE, |start, out| {
@@ -255,6 +236,17 @@ fn zip_rows(
     let (large, small) = match repeats {
         Repeats::X => (ys, xs),
         Repeats::Y => (xs, ys),
+    };
+    // A short row (a scalar, a few channels' bias) repeated into one of at least
+    // `REPEATED_ROW` elements, so that each part call is long: `long[i % len]` is
+    // `small[i % row]`, as `len` is a multiple of `row`.
+    let long: [f32; REPEATED_ROW + MIN_ROW];
+    let (small, row) = if row < MIN_ROW {
+        let len = REPEATED_ROW.div_ceil(row) * row;
+        long = std::array::from_fn(|i| small[i % row]);
+        (&long[..len], len)
+    } else {
+        (small, row)
     };
     let out = fill(op, large.len(), ELEMENTWISE, |start, out| {
         let mut all_written = true;
