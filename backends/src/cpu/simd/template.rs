@@ -86,10 +86,9 @@ pub(crate) fn map(
         return naive(x);
     };
     let xs = view.contiguous().unwrap_or_default();
-    let out = fill(op, xs.len(), grain, |start, out| {
+    fill(op, x.shape(), xs.len(), grain, &|start, out| {
         part(&xs[start..start + out.len()], out)
-    })?;
-    Tensor::from_host(out, x.shape())
+    })
 }
 
 /// `f` of each `N` elements of `xs` into `out` (of `xs`'s length). The last `len % N` elements
@@ -158,13 +157,10 @@ pub(crate) fn zip(
     );
     match rows {
         Some(rows) => zip_rows(op, xs, ys, rows, part),
-        None => {
-            let out = fill(op, xs.len(), ELEMENTWISE, |start, out| {
-                let range = start..start + out.len();
-                part(&xs[range.clone()], &ys[range], out)
-            })?;
-            Tensor::from_host(out, xshape)
-        }
+        None => fill(op, xshape, xs.len(), ELEMENTWISE, &|start, out| {
+            let range = start..start + out.len();
+            part(&xs[range.clone()], &ys[range], out)
+        }),
     }
 }
 
@@ -248,7 +244,7 @@ fn zip_rows(
     } else {
         (small, row)
     };
-    let out = fill(op, large.len(), ELEMENTWISE, |start, out| {
+    fill(op, shape, large.len(), ELEMENTWISE, &|start, out| {
         let mut all_written = true;
         let mut done = 0;
         while done < out.len() {
@@ -264,8 +260,7 @@ fn zip_rows(
             done += len;
         }
         all_written
-    })?;
-    Tensor::from_host(out, shape)
+    })
 }
 
 /// `f` of each `N` elements of `xs` and the same `N` of `ys` into `out` (all three of one
@@ -286,17 +281,23 @@ pub(crate) fn zip_part<const N: usize>(
     })
 }
 
-/// A new buffer of `len` elements, every one written by `part(start, out)` for the part
-/// `out = buffer[start..start + out.len()]`; the parts run on the worker threads when `len` is
-/// large (`threads`). The buffer is never zero-filled first.
+/// A new tensor of `shape` (`len` elements), every one written by `part(start, out)` for the
+/// part `out = buffer[start..start + out.len()]`; the parts run on the worker threads when `len`
+/// is large (`threads`). The buffer is never zero-filled first.
+///
+/// Out of line and without the kernel's target features, on purpose: inlined into an AVX-512
+/// kernel, the buffer's moves on the way into the tensor's header (up to 88 bytes, a small
+/// result's elements inline) were copied in overlapping 64-byte pieces whose loads stalled on
+/// the narrower stores before them, about a fifth of a 1-element `add` (benches/README.md).
 #[allow(unsafe_code)] // the `set_len` of the output, over the elements written
-#[inline(always)]
+#[inline(never)]
 fn fill(
     op: &'static str,
+    shape: &[usize],
     len: usize,
     grain: Grain,
-    part: impl Fn(usize, &mut [MaybeUninit<f32>]) -> bool + Sync,
-) -> Result<switchyard::HostVec<f32>> {
+    part: &(dyn Fn(usize, &mut [MaybeUninit<f32>]) -> bool + Sync),
+) -> Result<Tensor> {
     let mut out = switchyard::host_buffer::<f32>(op, len)?;
     let all_written = threads::for_each_part(&mut out.spare()[..len], grain, part);
     if !all_written {
@@ -311,7 +312,7 @@ fn fill(
     // when it wrote every element of its part. So the first `len` elements are initialised, and
     // `len <= capacity` (`host_buffer`'s promise; the `[..len]` above checked it).
     unsafe { out.set_len(len) };
-    Ok(out)
+    Tensor::from_host(out, shape)
 }
 
 /// Writes `out`: `N` elements from each of `chunks`, then the last `out.len() % N` from
