@@ -2,18 +2,21 @@
 //!
 //! A freed CPU block is kept in a size bucket and handed to the next request of that bucket, as
 //! PyTorch's caching allocators do: no page faults for a large output whose size was seen before,
-//! no `malloc` for a small one. The cache holds at most [`cache_limit`] bytes (256 MiB unless
-//! set); [`empty_cache`] returns every idle block to the system, and [`memory_stats`] reports
-//! what each device holds. Other devices register theirs with [`register_allocator`] (the wgpu
-//! backend's buffer pool does).
+//! no `malloc` for a small one. The shared cache holds at most [`cache_limit`] bytes (256 MiB
+//! unless set); besides, each thread keeps a few idle blocks of up to 64 KiB for itself (at most
+//! about 512 KiB, `thread_blocks.rs`), taken and given back without a lock. [`empty_cache`]
+//! returns every idle block to the system (another thread's own at its next allocation), and
+//! [`memory_stats`] reports what each device holds. Other devices register theirs with
+//! [`register_allocator`] (the wgpu backend's buffer pool does).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use switchyard::DispatchError;
 
 use crate::device::Device;
 use crate::storage::host::{HOST_ALIGN, HostBlock};
+use crate::storage::thread_blocks::{self, Ledger};
 
 /// What a device's allocator holds, in bytes, and how often it was asked.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
@@ -70,12 +73,15 @@ pub fn memory_stats(device: Device) -> Option<MemoryStats> {
 }
 
 /// Frees every idle block `device`'s allocator caches; returns whether one is registered. On the
-/// CPU it also frees the tensor headers the calling thread keeps for reuse.
+/// CPU it also frees the tensor headers the calling thread keeps for reuse; the idle blocks
+/// another thread keeps for itself (up to about 512 KiB) are freed at its next allocation.
 pub fn empty_cache(device: Device) -> bool {
     allocator_of(device).map(|a| a.empty_cache()).is_some()
 }
 
-/// Sets the most idle memory `device`'s allocator keeps; returns whether one is registered.
+/// Sets the most idle memory `device`'s allocator keeps; returns whether one is registered. On
+/// the CPU the limit is the shared cache's; a thread keeps its own few small blocks besides
+/// (about 512 KiB at most) only while the limit is at least that much.
 pub fn set_cache_limit(device: Device, bytes: usize) -> bool {
     allocator_of(device)
         .map(|a| a.set_cache_limit(bytes))
@@ -89,8 +95,8 @@ pub fn cache_limit() -> usize {
 
 /// Restarts the CPU's `peak` at what is allocated now.
 pub fn reset_peak() {
-    let mut state = CPU.lock();
-    state.stats.peak = state.stats.allocated;
+    CPU.peak
+        .store(CPU.allocated.load(Ordering::Relaxed), Ordering::Relaxed);
 }
 
 /// Requests up to this size round up to a power of two; larger ones to a multiple of an eighth
@@ -119,29 +125,35 @@ fn list_of(size: usize) -> usize {
     e * 8 + k - 1
 }
 
+/// The shared cache: its idle blocks and what it has handed out.
 struct CpuState {
     idle: [Vec<HostBlock>; BUCKETS],
-    stats: MemoryStats,
+    /// Bytes in `idle`.
+    cached: usize,
+    /// Blocks handed out from `idle` or fresh (a thread's own takings are in its ledger).
+    allocations: u64,
+    system_allocations: u64,
 }
 
-/// The CPU's caching allocator.
+/// The CPU's caching allocator. `allocated` and `peak` are atomics outside the lock, so that a
+/// thread's own blocks (`thread_blocks`) keep them exact without taking it.
 struct CpuAllocator {
     state: Mutex<CpuState>,
     limit: AtomicUsize,
+    allocated: AtomicUsize,
+    peak: AtomicUsize,
 }
 
 static CPU: CpuAllocator = CpuAllocator {
     state: Mutex::new(CpuState {
         idle: [const { Vec::new() }; BUCKETS],
-        stats: MemoryStats {
-            allocated: 0,
-            cached: 0,
-            peak: 0,
-            allocations: 0,
-            system_allocations: 0,
-        },
+        cached: 0,
+        allocations: 0,
+        system_allocations: 0,
     }),
     limit: AtomicUsize::new(256 << 20),
+    allocated: AtomicUsize::new(0),
+    peak: AtomicUsize::new(0),
 };
 
 impl CpuAllocator {
@@ -153,35 +165,77 @@ impl CpuAllocator {
 
     /// Frees idle blocks, largest first, until at most `limit` bytes stay cached.
     fn trim(state: &mut CpuState, limit: usize) {
+        if state.cached <= limit {
+            return;
+        }
         for list in (0..BUCKETS).rev() {
-            while state.stats.cached > limit {
+            while state.cached > limit {
                 let Some(block) = state.idle[list].pop() else {
                     break;
                 };
-                state.stats.cached -= block.bytes();
+                state.cached -= block.bytes();
             }
         }
+    }
+
+    /// Counts `bytes` more allocated, and the peak if it passed it.
+    #[inline]
+    fn count_in(&self, bytes: usize) {
+        let now = self.allocated.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if now > self.peak.load(Ordering::Relaxed) {
+            self.peak.fetch_max(now, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts `bytes` no longer allocated.
+    #[inline]
+    fn count_out(&self, bytes: usize) {
+        // Saturating: every pooled block was counted when it was handed out, so this never
+        // reaches below 0; if it did, a wrong count is better than a wrapped one.
+        let _ = self
+            .allocated
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |a| {
+                Some(a.saturating_sub(bytes))
+            });
     }
 }
 
 impl DeviceAllocator for CpuAllocator {
     fn memory_stats(&self) -> MemoryStats {
-        self.lock().stats
+        // The ledgers' lock first, then the state's: the order a thread's end takes them in.
+        let ledgers = thread_blocks::ledgers();
+        let state = self.lock();
+        let allocated = self.allocated.load(Ordering::Relaxed);
+        let mut stats = MemoryStats {
+            allocated,
+            cached: state.cached,
+            // A block just counted in may not have moved the peak yet: `allocated` was reached.
+            peak: self.peak.load(Ordering::Relaxed).max(allocated),
+            allocations: state.allocations,
+            system_allocations: state.system_allocations,
+        };
+        for ledger in ledgers.iter() {
+            stats.cached += ledger.cached.load(Ordering::Relaxed);
+            stats.allocations += ledger.allocations.load(Ordering::Relaxed);
+        }
+        stats
     }
 
     fn empty_cache(&self) {
         let idle = {
             let mut state = self.lock();
-            state.stats.cached = 0;
+            state.cached = 0;
             std::mem::replace(&mut state.idle, [const { Vec::new() }; BUCKETS])
         };
         super::header::free_cached();
+        thread_blocks::flush_all();
         // Freed outside the lock.
         drop(idle);
     }
 
     fn set_cache_limit(&self, bytes: usize) {
         self.limit.store(bytes, Ordering::Relaxed);
+        thread_blocks::flush_all();
         CpuAllocator::trim(&mut self.lock(), bytes);
     }
 }
@@ -192,25 +246,30 @@ pub(crate) fn cpu_allocate(op: &'static str, bytes: usize) -> Result<HostBlock, 
     let size = bucket(bytes).ok_or_else(|| {
         DispatchError::size_overflow(op, &[&[bytes]], "the byte size exceeds usize::MAX")
     })?;
+    let block = match thread_blocks::take(size) {
+        Some(block) => block,
+        None => shared_allocate(op, size)?,
+    };
+    CPU.count_in(size);
+    Ok(block)
+}
+
+/// A block of bucket size `size` from the shared cache, or fresh.
+fn shared_allocate(op: &'static str, size: usize) -> Result<HostBlock, DispatchError> {
     let cached = {
         let mut state = CPU.lock();
-        state.stats.allocations += 1;
+        state.allocations += 1;
         let block = state.idle[list_of(size)].pop();
         if let Some(block) = &block {
-            state.stats.cached -= block.bytes();
+            state.cached -= block.bytes();
         } else {
-            state.stats.system_allocations += 1;
+            state.system_allocations += 1;
         }
-        state.stats.allocated += size;
-        state.stats.peak = state.stats.peak.max(state.stats.allocated);
         block
     };
     match cached {
         Some(block) => Ok(block),
-        None => HostBlock::allocate(op, size).inspect_err(|_| {
-            let mut state = CPU.lock();
-            state.stats.allocated -= size;
-        }),
+        None => HostBlock::allocate(op, size),
     }
 }
 
@@ -220,14 +279,16 @@ pub(crate) fn cpu_release(block: HostBlock) {
     if !block.is_pooled() {
         return;
     }
+    CPU.count_out(block.bytes());
     let limit = CPU.limit.load(Ordering::Relaxed);
-    let mut state = CPU.lock();
-    state.stats.allocated = state.stats.allocated.saturating_sub(block.bytes());
+    let Some(block) = thread_blocks::keep(block, limit) else {
+        return;
+    };
     if block.bytes() > limit {
-        drop(state);
         drop(block);
         return;
     }
+    let mut state = CPU.lock();
     let bytes = block.bytes();
     // The list grows fallibly: a block that cannot be listed is freed, never an abort while a
     // tensor drops.
@@ -238,8 +299,27 @@ pub(crate) fn cpu_release(block: HostBlock) {
         return;
     }
     list.push(block);
-    state.stats.cached += bytes;
+    state.cached += bytes;
     CpuAllocator::trim(&mut state, limit);
+}
+
+/// A thread that ends: its idle blocks join the shared cache (within the limit), its takings
+/// the shared count, and its ledger leaves the list, all at once for `memory_stats`.
+pub(crate) fn adopt_thread_blocks(ledger: &Arc<Ledger>, blocks: impl Iterator<Item = HostBlock>) {
+    let mut ledgers = thread_blocks::ledgers();
+    let mut state = CPU.lock();
+    ledgers.retain(|l| !Arc::ptr_eq(l, ledger));
+    state.allocations += ledger.allocations.load(Ordering::Relaxed);
+    for block in blocks {
+        let bytes = block.bytes();
+        let list = &mut state.idle[list_of(bytes)];
+        // A block that cannot be listed is freed: no abort while a thread ends.
+        if list.try_reserve(1).is_ok() {
+            list.push(block);
+            state.cached += bytes;
+        }
+    }
+    CpuAllocator::trim(&mut state, CPU.limit.load(Ordering::Relaxed));
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 pub(crate) mod allocator;
 pub(crate) mod header;
 pub(crate) mod host;
+mod thread_blocks;
 
 use std::any::Any;
 use std::fmt;
