@@ -5,8 +5,8 @@
 //! no `malloc` for a small one. The shared cache holds at most [`cache_limit`] bytes (256 MiB
 //! unless set); besides, each thread keeps a few idle blocks of up to 64 KiB for itself (at most
 //! about 512 KiB, `thread_blocks.rs`), taken and given back without a lock. [`empty_cache`]
-//! returns every idle block to the system (another thread's own at its next allocation), and
-//! [`memory_stats`] reports what each device holds. Other devices register theirs with
+//! returns every idle block to the system (another thread's own when it next allocates or frees
+//! one), and [`memory_stats`] reports what each device holds. Other devices register theirs with
 //! [`register_allocator`] (the wgpu backend's buffer pool does).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -74,7 +74,8 @@ pub fn memory_stats(device: Device) -> Option<MemoryStats> {
 
 /// Frees every idle block `device`'s allocator caches; returns whether one is registered. On the
 /// CPU it also frees the tensor headers the calling thread keeps for reuse; the idle blocks
-/// another thread keeps for itself (up to about 512 KiB) are freed at its next allocation.
+/// another thread keeps for itself (up to about 512 KiB) are freed when it next allocates or
+/// frees a block.
 pub fn empty_cache(device: Device) -> bool {
     allocator_of(device).map(|a| a.empty_cache()).is_some()
 }

@@ -14,10 +14,10 @@
 //!
 //! **Emptying and limits.** [`empty_cache`](crate::empty_cache) and
 //! [`set_cache_limit`](crate::set_cache_limit) free the calling thread's blocks at once and move
-//! [`EPOCH`] on; every other thread frees its own at its next taking or giving back, when it sees
-//! the epoch move. A thread keeps blocks only while the limit is at least [`MOST_BYTES`]. When a
-//! thread ends, its blocks go to the shared cache; a block given back after that (by another
-//! thread-local's destructor) takes the shared path.
+//! [`EPOCH`] on; every other thread frees its own when it next takes or gives back a block and
+//! sees the epoch moved. A thread keeps blocks only while the limit is at least
+//! [`MOST_BYTES`]. When a thread ends, its blocks go to the shared cache; a block given back
+//! after that (by another thread-local's destructor) takes the shared path.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
