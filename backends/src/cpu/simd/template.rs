@@ -93,8 +93,12 @@ pub(crate) fn map(
 
 /// `f` of each `N` elements of `xs` into `out` (of `xs`'s length). The last `len % N` elements
 /// take `scalar`, the op's scalar twin, where it has one (an op whose vector result differs
-/// from its scalar one, `exp` and the other transcendental ops, passes `None` and takes `f` on a zero-padded vector). Returns
-/// whether every element of `out` was written.
+/// from its scalar one, `exp` and the other transcendental ops, passes `None` and takes `f` on
+/// a zero-padded vector). Those ops, whose arithmetic outweighs their loads, also take the
+/// first elements before a vector boundary of a long `xs` that way, so that no load after them
+/// straddles two cache lines: `exp` of 64K elements 16 bytes into a line 12.1 → 11.3 µs on
+/// AVX-512. (For the cheap ops the stores would straddle instead, which measured slower.)
+/// Returns whether every element of `out` was written.
 #[inline(always)]
 pub(crate) fn map_part<const N: usize>(
     xs: &[f32],
@@ -103,12 +107,37 @@ pub(crate) fn map_part<const N: usize>(
     scalar: Option<fn(f32) -> f32>,
 ) -> bool {
     let (chunks, tail) = xs.as_chunks::<N>();
-    let chunks = chunks.iter().map(&f);
     match scalar {
-        Some(scalar) => write_part(out, chunks, || tail.iter().map(|&a| scalar(a))),
-        None => write_part(out, chunks, || f(&padded(tail))),
+        Some(scalar) => write_part(out, chunks.iter().map(&f), || {
+            tail.iter().map(|&a| scalar(a))
+        }),
+        None => {
+            let lead = aligning_lead::<N>(xs).min(out.len());
+            let (head, xs) = xs.split_at(lead);
+            let (head_out, out) = out.split_at_mut(lead);
+            let head_written =
+                write_part::<N, _>(head_out, std::iter::empty(), || f(&padded(head)));
+            let (chunks, tail) = xs.as_chunks::<N>();
+            head_written && write_part(out, chunks.iter().map(&f), || f(&padded(tail)))
+        }
     }
 }
+
+/// How many leading elements of `xs` to take on their own so that the vectors after them start
+/// on a vector boundary (a load that straddles two cache lines costs two accesses); 0 for an
+/// aligned `xs` or one under [`ALIGNED_FROM`] elements.
+#[inline(always)]
+fn aligning_lead<const N: usize>(xs: &[f32]) -> usize {
+    let bytes = N * size_of::<f32>();
+    let misaligned = xs.as_ptr() as usize % bytes;
+    if xs.len() < ALIGNED_FROM || misaligned == 0 {
+        return 0;
+    }
+    (bytes - misaligned) / size_of::<f32>()
+}
+
+/// Elements from which [`aligning_lead`] peels.
+const ALIGNED_FROM: usize = 4096;
 
 /// The elements of a contiguous `f32` tensor, or `None` (the slow path's inputs).
 #[inline(always)]
