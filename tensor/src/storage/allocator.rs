@@ -136,6 +136,19 @@ struct CpuState {
     system_allocations: u64,
 }
 
+impl CpuState {
+    /// Lists `block` as idle. Its list grows fallibly: a block that cannot be listed is freed,
+    /// never an abort while a tensor drops or a thread ends.
+    fn list_idle(&mut self, block: HostBlock) {
+        let bytes = block.bytes();
+        let list = &mut self.idle[list_of(bytes)];
+        if list.try_reserve(1).is_ok() {
+            list.push(block);
+            self.cached += bytes;
+        }
+    }
+}
+
 /// The CPU's caching allocator. `allocated` and `peak` are atomics outside the lock, so that a
 /// thread's own blocks (`thread_blocks`) keep them exact without taking it.
 struct CpuAllocator {
@@ -290,17 +303,7 @@ pub(crate) fn cpu_release(block: HostBlock) {
         return;
     }
     let mut state = CPU.lock();
-    let bytes = block.bytes();
-    // The list grows fallibly: a block that cannot be listed is freed, never an abort while a
-    // tensor drops.
-    let list = &mut state.idle[list_of(bytes)];
-    if list.try_reserve(1).is_err() {
-        drop(state);
-        drop(block);
-        return;
-    }
-    list.push(block);
-    state.cached += bytes;
+    state.list_idle(block);
     CpuAllocator::trim(&mut state, limit);
 }
 
@@ -312,13 +315,7 @@ pub(crate) fn adopt_thread_blocks(ledger: &Arc<Ledger>, blocks: impl Iterator<It
     ledgers.retain(|l| !Arc::ptr_eq(l, ledger));
     state.allocations += ledger.allocations.load(Ordering::Relaxed);
     for block in blocks {
-        let bytes = block.bytes();
-        let list = &mut state.idle[list_of(bytes)];
-        // A block that cannot be listed is freed: no abort while a thread ends.
-        if list.try_reserve(1).is_ok() {
-            list.push(block);
-            state.cached += bytes;
-        }
+        state.list_idle(block);
     }
     CpuAllocator::trim(&mut state, CPU.limit.load(Ordering::Relaxed));
 }

@@ -23,13 +23,13 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::host::HostBlock;
+use super::host::{HOST_ALIGN, HostBlock};
 
 /// The largest block a thread keeps for itself.
-pub(crate) const LARGEST: usize = 64 << 10;
+const LARGEST: usize = 64 << 10;
 
-/// The smallest block size (the allocator's smallest bucket).
-const SMALLEST: usize = 64;
+/// The smallest block size: the allocator's smallest bucket.
+const SMALLEST: usize = HOST_ALIGN;
 
 /// Block sizes a thread keeps: the powers of two from [`SMALLEST`] to [`LARGEST`].
 const SIZES: usize = (LARGEST / SMALLEST).trailing_zeros() as usize + 1;
@@ -38,7 +38,7 @@ const SIZES: usize = (LARGEST / SMALLEST).trailing_zeros() as usize + 1;
 const PER_SIZE: usize = 4;
 
 /// The most bytes one thread keeps idle: [`PER_SIZE`] blocks of every size.
-pub(crate) const MOST_BYTES: usize = PER_SIZE * (2 * LARGEST - SMALLEST);
+const MOST_BYTES: usize = PER_SIZE * (2 * LARGEST - SMALLEST);
 
 /// Moves on whenever every thread must free the blocks it keeps ([`flush_all`]).
 static EPOCH: AtomicU64 = AtomicU64::new(0);
@@ -62,7 +62,7 @@ impl Ledger {
 }
 
 /// The ledgers of the threads that keep blocks; a thread's leaves when the thread ends.
-pub(crate) static LEDGERS: Mutex<Vec<Arc<Ledger>>> = Mutex::new(Vec::new());
+static LEDGERS: Mutex<Vec<Arc<Ledger>>> = Mutex::new(Vec::new());
 
 /// The ledgers, locked (a panic while held leaves a consistent list).
 pub(crate) fn ledgers() -> std::sync::MutexGuard<'static, Vec<Arc<Ledger>>> {

@@ -96,9 +96,8 @@ pub(crate) fn map(
 /// from its scalar one, `exp` and the other transcendental ops, passes `None` and takes `f` on
 /// a zero-padded vector). Those ops, whose arithmetic outweighs their loads, also take the
 /// first elements before a vector boundary of a long `xs` that way, so that no load after them
-/// straddles two cache lines: `exp` of 64K elements 16 bytes into a line 12.1 → 11.3 µs on
-/// AVX-512. (For the cheap ops the stores would straddle instead, which measured slower.)
-/// Returns whether every element of `out` was written.
+/// straddles two cache lines (for the cheap ops the stores would straddle instead, which
+/// measured slower: benches/README.md). Returns whether every element of `out` was written.
 #[inline(always)]
 pub(crate) fn map_part<const N: usize>(
     xs: &[f32],
@@ -106,11 +105,13 @@ pub(crate) fn map_part<const N: usize>(
     f: impl Fn(&[f32; N]) -> [f32; N],
     scalar: Option<fn(f32) -> f32>,
 ) -> bool {
-    let (chunks, tail) = xs.as_chunks::<N>();
     match scalar {
-        Some(scalar) => write_part(out, chunks.iter().map(&f), || {
-            tail.iter().map(|&a| scalar(a))
-        }),
+        Some(scalar) => {
+            let (chunks, tail) = xs.as_chunks::<N>();
+            write_part(out, chunks.iter().map(&f), || {
+                tail.iter().map(|&a| scalar(a))
+            })
+        }
         None => {
             let lead = aligning_lead::<N>(xs).min(out.len());
             let (head, xs) = xs.split_at(lead);
