@@ -3,6 +3,7 @@
 //! its own binary, so that no other test's tensors or `empty_cache` calls move the counters.
 
 use std::cell::RefCell;
+use std::sync::{Arc, Barrier};
 
 use switchyard::{
     Device, MemoryStats, Tensor, empty_cache, memory_stats, reset_peak, set_cache_limit,
@@ -156,6 +157,38 @@ fn a_threads_own_blocks_are_counted_reused_and_freed() {
     drop(tensor());
     assert_eq!(stats().cached, 0, "a limit of 0 keeps nothing");
     set_cache_limit(Device::Cpu, 256 << 20);
+
+    // The ledgers are a fixed array of 256, and this thread holds one: of 256 more threads
+    // keeping a block each, one finds none free and gives its block to the shared cache, which
+    // `empty_cache` frees at once; the 255 others keep theirs until they end.
+    let barrier = Arc::new(Barrier::new(257));
+    let keepers: Vec<_> = (0..256)
+        .map(|_| {
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                drop(tensor());
+                barrier.wait();
+                barrier.wait();
+            })
+        })
+        .collect();
+    barrier.wait();
+    assert_eq!(stats().cached, 256 * BYTES);
+    std::thread::spawn(|| empty_cache(Device::Cpu))
+        .join()
+        .unwrap();
+    assert_eq!(stats().cached, 255 * BYTES, "one thread found no ledger");
+    barrier.wait();
+    for keeper in keepers {
+        keeper.join().unwrap();
+    }
+    assert_eq!(
+        stats().cached,
+        255 * BYTES,
+        "the ended threads' blocks, shared now"
+    );
+    empty_cache(Device::Cpu);
+    assert_eq!(stats().cached, 0);
     let end = stats();
     assert_eq!(end.allocated, start.allocated, "{end:?}");
 }

@@ -10,7 +10,7 @@
 //! [`register_allocator`] (the wgpu backend's buffer pool does).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Mutex, PoisonError, RwLock};
 
 use switchyard::DispatchError;
 
@@ -216,8 +216,7 @@ impl CpuAllocator {
 
 impl DeviceAllocator for CpuAllocator {
     fn memory_stats(&self) -> MemoryStats {
-        // The ledgers' lock first, then the state's: the order a thread's end takes them in.
-        let ledgers = thread_blocks::ledgers();
+        // Under the lock, as a thread's end moves its ledger's counts into the state.
         let state = self.lock();
         let allocated = self.allocated.load(Ordering::Relaxed);
         let mut stats = MemoryStats {
@@ -228,7 +227,7 @@ impl DeviceAllocator for CpuAllocator {
             allocations: state.allocations,
             system_allocations: state.system_allocations,
         };
-        for ledger in ledgers.iter() {
+        for ledger in thread_blocks::ledgers() {
             stats.cached += ledger.cached.load(Ordering::Relaxed);
             stats.allocations += ledger.allocations.load(Ordering::Relaxed);
         }
@@ -308,12 +307,11 @@ pub(crate) fn cpu_release(block: HostBlock) {
 }
 
 /// A thread that ends: its idle blocks join the shared cache (within the limit), its takings
-/// the shared count, and its ledger leaves the list, all at once for `memory_stats`.
-pub(crate) fn adopt_thread_blocks(ledger: &Arc<Ledger>, blocks: impl Iterator<Item = HostBlock>) {
-    let mut ledgers = thread_blocks::ledgers();
+/// the shared count, and its ledger goes back, all at once for `memory_stats`.
+pub(crate) fn adopt_thread_blocks(ledger: &Ledger, blocks: impl Iterator<Item = HostBlock>) {
     let mut state = CPU.lock();
-    ledgers.retain(|l| !Arc::ptr_eq(l, ledger));
     state.allocations += ledger.allocations.load(Ordering::Relaxed);
+    ledger.release();
     for block in blocks {
         state.list_idle(block);
     }

@@ -9,6 +9,8 @@
 //! **What the counters see.** A thread's idle blocks count as `cached` and its takings as
 //! `allocations` in [`memory_stats`](crate::memory_stats): each thread writes its own
 //! [`Ledger`] (plain stores; only its thread writes it) and `memory_stats` adds the ledgers up.
+//! The ledgers are a fixed array of [`THREADS`], claimed without allocating; a thread that
+//! finds them all held keeps no blocks (it takes the shared path).
 //! `allocated` and `peak` stay exact process-wide counters in the allocator (one atomic add per
 //! block in, one out).
 //!
@@ -20,8 +22,7 @@
 //! after that (by another thread-local's destructor) takes the shared path.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use super::host::{HOST_ALIGN, HostBlock};
 
@@ -44,9 +45,11 @@ const MOST_BYTES: usize = PER_SIZE * (2 * LARGEST - SMALLEST);
 static EPOCH: AtomicU64 = AtomicU64::new(0);
 
 /// What a thread's blocks add to the allocator's counters. Written by its thread only (a load
-/// and a store, no read-modify-write); read by anyone.
-#[derive(Default)]
+/// and a store, no read-modify-write), and by the allocator under its lock when the thread
+/// ends; read by anyone.
 pub(crate) struct Ledger {
+    /// Held by a thread (claimed with one compare-exchange, the thread's first kept block).
+    held: AtomicBool,
     /// Bytes of the blocks the thread keeps idle.
     pub(crate) cached: AtomicUsize,
     /// Blocks the thread took from its own cache.
@@ -54,6 +57,21 @@ pub(crate) struct Ledger {
 }
 
 impl Ledger {
+    const fn new() -> Ledger {
+        Ledger {
+            held: AtomicBool::new(false),
+            cached: AtomicUsize::new(0),
+            allocations: AtomicU64::new(0),
+        }
+    }
+
+    /// Lets another thread take this ledger; its counts are the allocator's now.
+    pub(crate) fn release(&self) {
+        self.cached.store(0, Ordering::Relaxed);
+        self.allocations.store(0, Ordering::Relaxed);
+        self.held.store(false, Ordering::Release);
+    }
+
     fn add_cached(&self, bytes: usize, more: bool) {
         let now = self.cached.load(Ordering::Relaxed);
         let now = if more { now + bytes } else { now - bytes };
@@ -61,19 +79,23 @@ impl Ledger {
     }
 }
 
-/// The ledgers of the threads that keep blocks; a thread's leaves when the thread ends.
-static LEDGERS: Mutex<Vec<Arc<Ledger>>> = Mutex::new(Vec::new());
+/// Threads that may keep blocks at once; a thread that finds every ledger held keeps none.
+const THREADS: usize = 256;
 
-/// The ledgers, locked (a panic while held leaves a consistent list).
-pub(crate) fn ledgers() -> std::sync::MutexGuard<'static, Vec<Arc<Ledger>>> {
-    LEDGERS.lock().unwrap_or_else(PoisonError::into_inner)
+/// One ledger per thread that keeps blocks, fixed in place: a thread claims one without
+/// allocating (nothing to fail or abort in a tensor's drop), and hands it back when it ends.
+static LEDGERS: [Ledger; THREADS] = [const { Ledger::new() }; THREADS];
+
+/// Every ledger (an unheld one counts nothing).
+pub(crate) fn ledgers() -> &'static [Ledger] {
+    &LEDGERS
 }
 
 /// One thread's idle blocks, by size.
 struct Local {
     lists: [Vec<HostBlock>; SIZES],
-    /// Registered in [`LEDGERS`] on the first block kept.
-    ledger: Option<Arc<Ledger>>,
+    /// Claimed in [`LEDGERS`] on the first block kept.
+    ledger: Option<&'static Ledger>,
     /// The [`EPOCH`] the blocks were kept in.
     epoch: u64,
 }
@@ -165,15 +187,18 @@ pub(crate) fn keep(block: HostBlock, limit: usize) -> Option<HostBlock> {
     block
 }
 
-/// Enters this thread's ledger in [`LEDGERS`]; `false` when memory for it runs out.
+/// Claims a ledger in [`LEDGERS`] for this thread; `false` when all are held.
 #[cold]
 fn register(local: &mut Local) -> bool {
-    let mut ledgers = ledgers();
-    if ledgers.try_reserve(1).is_err() {
+    let free = LEDGERS.iter().find(|ledger| {
+        ledger
+            .held
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    });
+    let Some(ledger) = free else {
         return false;
-    }
-    let ledger = Arc::new(Ledger::default());
-    ledgers.push(Arc::clone(&ledger));
+    };
     local.ledger = Some(ledger);
     local.epoch = EPOCH.load(Ordering::Relaxed);
     true
@@ -187,14 +212,14 @@ pub(crate) fn flush_all() {
 }
 
 /// A thread that ends hands its blocks to the shared cache and its counts to the allocator, and
-/// its ledger leaves the list.
+/// its ledger back.
 impl Drop for Local {
     fn drop(&mut self) {
         let Some(ledger) = self.ledger.take() else {
             return;
         };
         let blocks = self.lists.iter_mut().flat_map(|l| l.drain(..));
-        super::allocator::adopt_thread_blocks(&ledger, blocks);
+        super::allocator::adopt_thread_blocks(ledger, blocks);
     }
 }
 
