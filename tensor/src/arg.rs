@@ -46,7 +46,7 @@ impl SharedTensor for Tensor {
 
     #[inline]
     fn shared(&self) -> &Arc<TensorInner> {
-        &self.inner
+        self.inner.lend_arc()
     }
 
     #[inline]

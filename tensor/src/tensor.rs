@@ -42,6 +42,9 @@ pub struct TensorInner {
     /// gradient slot (a leaf) or the backward node that made it. Set only while the header has
     /// one handle (`autograd::meta`), so it never changes under a reader.
     pub(crate) autograd: Option<Arc<crate::autograd::AutogradMeta>>,
+    /// Whether the header's `Arc` was ever handed out (a `Weak` of it may exist); see
+    /// `storage::header`.
+    pub(crate) lent: crate::storage::header::Lent,
 }
 
 /// An n-dimensional array: a strided view of a storage that other views may share. Cloning is

@@ -208,7 +208,7 @@ impl Tensor {
         if meta.is_some() {
             keys |= self.device().autograd_keys();
         }
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+        if let Some(inner) = self.inner.get_mut() {
             inner.keys = keys;
             inner.autograd = meta;
             return self;
@@ -219,7 +219,10 @@ impl Tensor {
             self.inner.sizes.clone(),
             self.inner.strides.clone(),
         );
-        let inner = Arc::get_mut(&mut alias.inner).expect("a header just made has one handle");
+        let inner = alias
+            .inner
+            .get_mut()
+            .expect("a header just made has one handle");
         inner.keys = keys;
         inner.autograd = meta;
         alias

@@ -13,6 +13,15 @@
 //! contents in place, and keeps the allocation as such an `Arc`, which frees it as `Arc` would
 //! when it drops (no contents to drop: `MaybeUninit`).
 //!
+//! **A drop without an atomic read-modify-write.** `Arc::get_mut` proves a handle unique with a
+//! compare-exchange on the weak count (it must lock out a `Weak` being upgraded meanwhile), and
+//! that locked instruction was about a third of making and dropping a 1-element tensor. A
+//! `Weak` can only be made from an `Arc`, and a header's `Arc` leaves this module only through
+//! [`Header::lend_arc`] and [`Header::into_arc`] (the engine's boxing), which first mark the
+//! header as *lent*. A header never lent has no `Weak`, so a strong count of one (read after the
+//! release decrements of every other handle: an acquire fence) is its proof of uniqueness, with
+//! no write; a lent header takes `get_mut`'s path as before.
+//!
 //! **Bounds.** At most [`CACHED`] allocations a thread (about 16 KB). A header freed on another
 //! thread than its maker's goes to that thread's cache, or to the system when the cache is
 //! full. A thread's cache is freed when the thread ends; a header dropped after that (by another
@@ -22,8 +31,9 @@
 
 use std::cell::RefCell;
 use std::mem::{ManuallyDrop, MaybeUninit};
-use std::ops::{Deref, DerefMut};
+use std::ops::Deref;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering, fence};
 
 use crate::tensor::TensorInner;
 
@@ -38,25 +48,57 @@ thread_local! {
     static FREE: RefCell<Vec<Block>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Whether a header's `Arc` was ever handed out of its [`Header`] (so a `Weak` of it may
+/// exist). Set before the `Arc` leaves, never cleared while the header lives.
+#[derive(Debug)]
+pub(crate) struct Lent(AtomicBool);
+
+impl Lent {
+    /// Marks the header lent; read first so that lending a header many threads read does not
+    /// write its cache line each time.
+    #[inline]
+    fn mark(&self) {
+        if !self.0.load(Ordering::Relaxed) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 /// A counted handle of a tensor's header: an `Arc<TensorInner>` that hands its allocation to
-/// this thread's cache when it is the last handle.
+/// this thread's cache when it is the last handle. The `Arc` itself is reachable only through
+/// [`lend_arc`](Header::lend_arc) and [`into_arc`](Header::into_arc), which mark the header
+/// lent (see the module docs).
 #[repr(transparent)]
 pub(crate) struct Header(ManuallyDrop<Arc<TensorInner>>);
 
 impl Header {
-    /// A handle of `arc`'s header.
+    /// A handle of `arc`'s header, which may have been lent before.
     #[inline]
     pub(crate) fn from_arc(arc: Arc<TensorInner>) -> Header {
         Header(ManuallyDrop::new(arc))
     }
 
-    /// This handle's `Arc` (its count moves with it).
+    /// This handle's `Arc`, borrowed; the header is marked lent (the borrower may downgrade it).
+    #[inline]
+    pub(crate) fn lend_arc(&self) -> &Arc<TensorInner> {
+        self.0.lent.mark();
+        &self.0
+    }
+
+    /// This handle's `Arc` (its count moves with it); the header is marked lent.
     #[inline]
     pub(crate) fn into_arc(self) -> Arc<TensorInner> {
+        self.0.lent.mark();
         let mut this = ManuallyDrop::new(self);
         // SAFETY: `this` is never used or dropped again (`ManuallyDrop`), so the `Arc` is taken
         // exactly once and `Header::drop` never sees it.
         unsafe { ManuallyDrop::take(&mut this.0) }
+    }
+
+    /// The header, writable if this is its only handle (`Arc::get_mut`).
+    #[inline]
+    pub(crate) fn get_mut(&mut self) -> Option<&mut TensorInner> {
+        Arc::get_mut(&mut self.0)
     }
 
     /// Whether two handles are of one header.
@@ -64,20 +106,25 @@ impl Header {
     pub(crate) fn same(&self, other: &Header) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
-}
 
-impl Deref for Header {
-    type Target = Arc<TensorInner>;
-    #[inline(always)]
-    fn deref(&self) -> &Arc<TensorInner> {
-        &self.0
+    /// The header's address (for tests).
+    #[cfg(test)]
+    pub(crate) fn as_ptr(&self) -> *const TensorInner {
+        Arc::as_ptr(&self.0)
+    }
+
+    /// The header's strong count (for tests).
+    #[cfg(test)]
+    pub(crate) fn strong_count(&self) -> usize {
+        Arc::strong_count(&self.0)
     }
 }
 
-impl DerefMut for Header {
+impl Deref for Header {
+    type Target = TensorInner;
     #[inline(always)]
-    fn deref_mut(&mut self) -> &mut Arc<TensorInner> {
-        &mut self.0
+    fn deref(&self) -> &TensorInner {
+        &self.0
     }
 }
 
@@ -108,25 +155,45 @@ impl std::fmt::Debug for Header {
 #[inline]
 fn release(arc: Arc<TensorInner>) {
     let mut arc = ManuallyDrop::new(arc);
-    let Some(inner) = Arc::get_mut(&mut arc) else {
+    if !is_unique_unlent(&arc) && Arc::get_mut(&mut arc).is_none() {
         // Another handle (or a `Weak`) exists: an ordinary decrement, which frees the
         // header if the others went meanwhile.
         drop(ManuallyDrop::into_inner(arc));
         return;
-    };
-    // SAFETY: `get_mut` proved this the only handle of the header, and it stays so (nothing can
-    // clone or upgrade to it without a handle); the value is valid and dropped here once: after
-    // this, `arc` is only turned into a `MaybeUninit` block, which never drops it again. Should a
-    // field's drop panic, `arc` is in a `ManuallyDrop`, so unwinding leaks the allocation rather
-    // than dropping the value twice.
-    unsafe { std::ptr::drop_in_place(inner) };
-    let raw = Arc::into_raw(ManuallyDrop::into_inner(arc));
+    }
+    let raw = Arc::into_raw(ManuallyDrop::into_inner(arc)).cast_mut();
+    // SAFETY: this is the only handle of the header (proved just above, by
+    // `is_unique_unlent` or `get_mut`), and it stays so: nothing can clone or upgrade to it
+    // without a handle. `raw` is `into_raw`'s pointer, which keeps the allocation's provenance
+    // (writable, as `Arc::get_mut`'s reference would be); the value is valid and dropped here
+    // once. Should a field's drop panic, the count `into_raw` gave up is never taken back, so
+    // unwinding leaks the allocation rather than dropping the value twice.
+    unsafe { std::ptr::drop_in_place(raw) };
     // SAFETY: `raw` comes from `Arc::<TensorInner>::into_raw`, and `MaybeUninit<TensorInner>`
     // has the size and alignment of `TensorInner`, which `Arc::from_raw` allows; the count the
     // block holds is the one `into_raw` gave up. Its value, dropped above, is now uninitialised
     // bytes, which a `MaybeUninit` may hold.
-    let block: Block = unsafe { Arc::from_raw(raw.cast::<MaybeUninit<TensorInner>>()) };
+    let block: Block =
+        unsafe { Arc::from_raw(raw.cast_const().cast::<MaybeUninit<TensorInner>>()) };
     keep(block);
+}
+
+/// Whether `arc` is the only handle of a header that was never lent, proved without a write.
+///
+/// A `Weak` is made only from an `Arc`, and a header's `Arc` is marked lent before it leaves its
+/// `Header` (`lend_arc`, `into_arc`); so an unlent header has no `Weak`, and its strong count
+/// can only grow by cloning a handle. A count of one is this handle's: no other exists, and
+/// none can appear. The count is read relaxed, then an acquire fence: every other handle gave
+/// its count back by a release decrement, which the fence orders before this thread's use of
+/// the value (the drop that follows), and before the read of the flag, so a lending done
+/// through any of them is seen. A handle's own lending is seen in program order.
+#[inline(always)]
+fn is_unique_unlent(arc: &Arc<TensorInner>) -> bool {
+    if Arc::strong_count(arc) != 1 {
+        return false;
+    }
+    fence(Ordering::Acquire);
+    !arc.lent.0.load(Ordering::Relaxed)
 }
 
 /// Puts `block` in this thread's cache, or frees it when the cache is full, in use, gone (the
@@ -204,6 +271,7 @@ pub(crate) fn new_header(
                                      contiguous: _,
                                      holder: _,
                                      autograd: _,
+                                     lent: _,
                                  }| {};
     // A raw pointer into an `Arc` of which this is the only handle (`take`'s promise; proving it
     // with `Arc::get_mut`, an atomic compare-exchange on the weak count, costs more here than the
@@ -226,6 +294,7 @@ pub(crate) fn new_header(
         (&raw mut (*header).contiguous).write(contiguous);
         (&raw mut (*header).holder).write(holder);
         (&raw mut (*header).autograd).write(None);
+        (&raw mut (*header).lent).write(Lent(AtomicBool::new(false)));
         Header::from_arc(Arc::from_raw(header))
     }
 }
@@ -248,7 +317,7 @@ mod tests {
     }
 
     fn address(t: &Tensor) -> *const super::TensorInner {
-        Arc::as_ptr(&t.inner)
+        t.inner.as_ptr()
     }
 
     #[test]
@@ -319,6 +388,70 @@ mod tests {
     }
 
     #[test]
+    fn a_weak_made_elsewhere_keeps_the_header_out_of_the_cache() {
+        on_a_new_thread(|| {
+            // Given away as an `Arc` and taken back: the `Weak` was made outside any handle.
+            let t = Tensor::scalar(1.0);
+            let arc = t.into_shared();
+            let weak = Arc::downgrade(&arc);
+            let t = Tensor::from_shared(arc);
+            drop(t);
+            assert_eq!(cached(), 0);
+            assert!(weak.upgrade().is_none(), "the value was dropped");
+            // Lent on another thread through a clone, which that thread drops: this thread's
+            // handle is then the only strong one, and the other thread's `Weak` still lives.
+            let t = Tensor::scalar(2.0);
+            let clone = t.clone();
+            let weak = std::thread::scope(|s| {
+                s.spawn(move || {
+                    let weak = Arc::downgrade(clone.shared());
+                    drop(clone);
+                    weak
+                })
+                .join()
+                .unwrap()
+            });
+            drop(t);
+            assert_eq!(cached(), 0);
+            assert!(weak.upgrade().is_none(), "the value was dropped");
+            // A `Weak` upgraded on another thread while this thread drops its handle: whichever
+            // comes first, the value is dropped once and never read after.
+            for _ in 0..if cfg!(miri) { 5 } else { 2000 } {
+                let t = Tensor::scalar(3.0);
+                let weak = Arc::downgrade(t.shared());
+                std::thread::scope(|s| {
+                    s.spawn(move || {
+                        if let Some(arc) = weak.upgrade() {
+                            let back = Tensor::from_shared(arc);
+                            assert_eq!(back.to_vec::<f32>(), vec![3.0]);
+                        }
+                    });
+                    drop(t);
+                });
+            }
+        });
+    }
+
+    #[test]
+    fn the_last_handle_sees_every_read_made_through_the_others() {
+        // Another thread reads the tensor through its clone and drops the clone, while this
+        // thread waits (no join, no lock) for its handle to be the last, then drops it: the drop
+        // frees the storage without a read-modify-write, so only the acquire fence orders it
+        // after the other thread's read (Miri reports a data race without it).
+        for _ in 0..if cfg!(miri) { 5 } else { 200 } {
+            let t = Tensor::from_fn(&[32], |i| i as f32);
+            let clone = t.clone();
+            std::thread::scope(|s| {
+                s.spawn(move || assert_eq!(clone.to_vec::<f32>()[31], 31.0));
+                while t.inner.strong_count() > 1 {
+                    std::hint::spin_loop();
+                }
+                drop(t);
+            });
+        }
+    }
+
+    #[test]
     fn a_boxed_tensor_keeps_its_header_alive() {
         on_a_new_thread(|| {
             let t = Tensor::vector(&[1.0, 2.0]);
@@ -350,7 +483,7 @@ mod tests {
                 });
             }
         });
-        assert_eq!(Arc::strong_count(&t.inner), 1);
+        assert_eq!(t.inner.strong_count(), 1);
         assert_eq!(t.to_vec::<i32>(), vec![0, 1, 2, 3, 4]);
     }
 
