@@ -173,7 +173,10 @@ pub(crate) fn keep(block: HostBlock, limit: usize) -> Option<HostBlock> {
             return;
         }
         let list = &mut local.lists[list];
-        if list.len() >= PER_SIZE || list.try_reserve_exact(PER_SIZE - list.len()).is_err() {
+        // Room for `PER_SIZE` is made once (fallibly), so the common case calls nothing.
+        if list.len() >= PER_SIZE
+            || list.capacity() < PER_SIZE && list.try_reserve_exact(PER_SIZE - list.len()).is_err()
+        {
             return;
         }
         if let Some(kept) = block.take() {
