@@ -62,7 +62,7 @@ mod reduce_with;
 pub mod rules;
 mod shape;
 #[allow(unsafe_code)]
-// host memory, its borrow guards, headers built in place: the crate's only `unsafe`
+// host memory, its borrow guards, headers built in place, tensors written in place: the crate's only `unsafe`
 mod storage;
 mod tensor;
 mod user_dtype;
@@ -77,6 +77,7 @@ pub use storage::allocator::{
     reset_peak, set_cache_limit,
 };
 pub use storage::host::HostVec;
+pub use storage::uninit::UninitTensor;
 pub use storage::{BackendStorage, ReadBytes, ReadGuard, Storage, WriteGuard, host_buffer};
 pub use switchyard::{DType, DTypeSet};
 pub use tensor::Tensor;

@@ -120,7 +120,8 @@ impl Tensor {
         )
     }
 
-    /// The one place a header is built. Callers have checked the invariants above.
+    /// A header built from a holder already made (`Tensor::uninit` builds its own). Callers
+    /// have checked the invariants above.
     #[allow(clippy::too_many_arguments)] // the header's fields, each named by its caller
     #[inline]
     pub(crate) fn with_layout(
@@ -136,7 +137,15 @@ impl Tensor {
     ) -> Tensor {
         Tensor {
             inner: crate::storage::header::new_header(
-                keys, dtype, device, numel, offset, sizes, strides, contiguous, holder,
+                keys,
+                dtype,
+                device,
+                numel,
+                offset,
+                sizes,
+                strides,
+                contiguous,
+                || holder,
             ),
         }
     }

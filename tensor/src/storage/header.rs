@@ -241,7 +241,8 @@ pub(crate) fn cached() -> usize {
     FREE.try_with(|free| free.borrow().len()).unwrap_or(0)
 }
 
-/// A tensor's header in a new handle, each field written where it will live. (`Arc::new(header)`
+/// A tensor's header in a new handle, each field written where it will live (the holder made by
+/// `holder` there, so that one built from a few words is not built elsewhere and moved in). (`Arc::new(header)`
 /// builds the ~270 bytes on the stack and copies them with a `memcpy` call whose wide loads stall
 /// on the narrow stores that just wrote them: a quarter of the time of making a 1-element tensor.)
 #[allow(clippy::too_many_arguments)] // the header's fields
@@ -255,7 +256,7 @@ pub(crate) fn new_header(
     sizes: crate::shape::Dims,
     strides: crate::shape::Dims,
     contiguous: bool,
-    holder: super::Holder,
+    holder: impl FnOnce() -> super::Holder,
 ) -> Header {
     // Every field of the header is written below: adding a field to `TensorInner` without
     // writing it here must not compile (it would leave it uninitialised), so this exhaustive
@@ -292,7 +293,7 @@ pub(crate) fn new_header(
         (&raw mut (*header).sizes).write(sizes);
         (&raw mut (*header).strides).write(strides);
         (&raw mut (*header).contiguous).write(contiguous);
-        (&raw mut (*header).holder).write(holder);
+        (&raw mut (*header).holder).write(holder());
         (&raw mut (*header).autograd).write(None);
         (&raw mut (*header).lent).write(Lent(AtomicBool::new(false)));
         Header::from_arc(Arc::from_raw(header))

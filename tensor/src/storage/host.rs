@@ -1,8 +1,9 @@
 //! Host memory: raw, 64-byte-aligned (from 16 KiB, page-aligned) blocks and a typed, growing
 //! buffer over one.
 //!
-//! The only `unsafe` of the tensor crate lives here, in `storage/mod.rs`'s borrow guards and in
-//! `storage/header.rs` (headers built in place, their allocations reused). A
+//! The only `unsafe` of the tensor crate lives here, in `storage/mod.rs`'s borrow guards, in
+//! `storage/header.rs` (headers built in place, their allocations reused) and in
+//! `storage/uninit.rs` (a new tensor's elements written in place). A
 //! block is plain bytes; what makes reading them as `T` sound is tracked above: a [`HostVec`]
 //! knows how many leading elements it wrote, and a tensor's storage is created only from a full
 //! `HostVec` of its dtype (see `Storage::from_host`), so every element a tensor exposes was

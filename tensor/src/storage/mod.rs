@@ -21,6 +21,7 @@ pub(crate) mod allocator;
 pub(crate) mod header;
 pub(crate) mod host;
 mod thread_blocks;
+pub(crate) mod uninit;
 
 use std::any::Any;
 use std::fmt;
@@ -157,6 +158,35 @@ impl Holder {
     pub(crate) fn from_host<T: Element>(buffer: HostVec<T>) -> Holder {
         let (block, len) = buffer.into_block();
         Holder::new(Data::Host(block), T::DTYPE, len)
+    }
+
+    /// A storage of `len` elements of `dtype` on host `bytes` (written or not: see
+    /// `UninitTensor`), made inside `autograd::inference_mode` or not (`inference`: asked by
+    /// the caller beforehand, so that no call separates the holder's parts, which would then be
+    /// built on the stack and moved).
+    #[inline(always)]
+    pub(crate) fn host(bytes: Bytes, dtype: DType, len: usize, inference: bool) -> Holder {
+        Holder::Own(StorageImpl {
+            data: Data::Host(bytes),
+            dtype,
+            len,
+            version: AtomicU64::new(0),
+            borrows: AtomicUsize::new(0),
+            inference,
+        })
+    }
+
+    /// The address of a host storage's elements (null for a backend's). The storage must be
+    /// this holder's own (`Holder::Own`, a new tensor's).
+    #[inline(always)]
+    pub(crate) fn host_ptr(&self) -> *mut u8 {
+        match self {
+            Holder::Own(StorageImpl {
+                data: Data::Host(bytes),
+                ..
+            }) => bytes.as_ptr(),
+            _ => std::ptr::null_mut(),
+        }
     }
 
     pub(crate) fn from_backend(storage: Box<dyn BackendStorage>) -> Holder {

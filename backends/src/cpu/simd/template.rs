@@ -86,7 +86,7 @@ pub(crate) fn map(
         return naive(x);
     };
     let xs = view.contiguous().unwrap_or_default();
-    fill(op, x.shape(), xs.len(), grain, &|start, out| {
+    fill(op, x.shape(), grain, &|start, out| {
         part(&xs[start..start + out.len()], out)
     })
 }
@@ -187,7 +187,7 @@ pub(crate) fn zip(
     );
     match rows {
         Some(rows) => zip_rows(op, xs, ys, rows, part),
-        None => fill(op, xshape, xs.len(), ELEMENTWISE, &|start, out| {
+        None => fill(op, xshape, ELEMENTWISE, &|start, out| {
             let range = start..start + out.len();
             part(&xs[range.clone()], &ys[range], out)
         }),
@@ -274,7 +274,7 @@ fn zip_rows(
     } else {
         (small, row)
     };
-    fill(op, shape, large.len(), ELEMENTWISE, &|start, out| {
+    fill(op, shape, ELEMENTWISE, &|start, out| {
         let mut all_written = true;
         let mut done = 0;
         while done < out.len() {
@@ -311,38 +311,36 @@ pub(crate) fn zip_part<const N: usize>(
     })
 }
 
-/// A new tensor of `shape` (`len` elements), every one written by `part(start, out)` for the
-/// part `out = buffer[start..start + out.len()]`; the parts run on the worker threads when `len`
-/// is large (`threads`). The buffer is never zero-filled first.
+/// A new tensor of `shape`, every element written by `part(start, out)` for the part
+/// `out = elements[start..start + out.len()]`; the parts run on the worker threads when the
+/// tensor is large (`grain`). Its memory is never zero-filled first.
 ///
-/// Out of line and without the kernel's target features, on purpose: inlined into an AVX-512
-/// kernel, the buffer's moves on the way into the tensor's header (up to 88 bytes, a small
-/// result's elements inline) were copied in overlapping 64-byte pieces whose loads stalled on
-/// the narrower stores before them, about a fifth of a 1-element `add` (benches/README.md).
-#[allow(unsafe_code)] // the `set_len` of the output, over the elements written
+/// The tensor is built first and written in place (`Tensor::uninit`): a small result's elements
+/// go straight into its header. Out of line and without the kernel's target features, on
+/// purpose: inlined into an AVX-512 kernel, the moves of a buffer on its way into the header
+/// were copied in overlapping 64-byte pieces whose loads stalled on the narrower stores before
+/// them, about a fifth of a 1-element `add` (benches/README.md).
+#[allow(unsafe_code)] // `assume_init` of the output, every element written
 #[inline(never)]
 fn fill(
     op: &'static str,
     shape: &[usize],
-    len: usize,
     grain: Grain,
     part: &(dyn Fn(usize, &mut [MaybeUninit<f32>]) -> bool + Sync),
 ) -> Result<Tensor> {
-    let mut out = switchyard::host_buffer::<f32>(op, len)?;
-    let all_written = threads::for_each_part(&mut out.spare()[..len], grain, part);
-    if !all_written {
-        // A part's iterators ended early: a defect of this module, reported, never exposed.
+    let mut out = Tensor::uninit::<f32>(op, shape)?;
+    if !threads::for_each_part(out.as_mut_slice(), grain, part) {
+        // A part's iterators ended early: a defect of this module, reported, never exposed
+        // (the unwritten tensor is dropped unread).
         return Err(DispatchError::kernel(
             op,
             "a CPU SIMD kernel left part of its output unwritten (a defect: please report it)",
         ));
     }
-    // SAFETY: `for_each_part` called `part` on parts that together cover `spare()[..len]` (each
+    // SAFETY: `for_each_part` called `part` on parts that together cover the whole slice (each
     // element in exactly one), and each call returned `true`, which `write_part` returns only
-    // when it wrote every element of its part. So the first `len` elements are initialised, and
-    // `len <= capacity` (`host_buffer`'s promise; the `[..len]` above checked it).
-    unsafe { out.set_len(len) };
-    Tensor::from_host(out, shape)
+    // when it wrote every element of its part.
+    Ok(unsafe { out.assume_init() })
 }
 
 /// Writes `out`: `N` elements from each of `chunks`, then the last `out.len() % N` from
