@@ -8,8 +8,8 @@ use switchyard::{DType, DispatchError, DispatchKeySet};
 use crate::device::Device;
 use crate::element::Element;
 use crate::shape::{Dims, is_contiguous, max_offset};
-use crate::storage::header::Header;
-use crate::storage::host::HostVec;
+use crate::storage::header::{Header, HeaderSlot};
+use crate::storage::host::{Bytes, HostBlock, HostVec, InlineBytes};
 use crate::storage::{BackendStorage, Holder, Storage, host_buffer};
 
 /// A tensor's header: what it views of which storage. One allocation holds it with its shape and
@@ -120,6 +120,42 @@ impl Tensor {
         )
     }
 
+    /// A contiguous CPU tensor of `dtype` over host memory, in the header `slot`: `block`
+    /// (`None`: bytes inline in the header) holding `len` elements, laid out as `sizes` and
+    /// `strides` (of `numel` elements; callers checked that they fit). Callers take the slot
+    /// and compute everything else (`inference` too) before the block, so that the holder is
+    /// made from the block's words where it lives (see `HeaderSlot`).
+    #[allow(clippy::too_many_arguments)] // the parts of a header over host memory
+    #[inline(always)]
+    pub(crate) fn contiguous_host(
+        slot: HeaderSlot,
+        block: Option<HostBlock>,
+        dtype: DType,
+        len: usize,
+        numel: usize,
+        sizes: Dims,
+        strides: Dims,
+        inference: bool,
+    ) -> Tensor {
+        let bytes = match block {
+            Some(block) => Bytes::Block(block),
+            None => Bytes::Inline(InlineBytes::new()),
+        };
+        Tensor {
+            inner: slot.write(
+                Device::Cpu.keys() | dtype.key_bit(),
+                dtype,
+                Device::Cpu,
+                numel,
+                0,
+                sizes,
+                strides,
+                true,
+                Holder::host(bytes, dtype, len, inference),
+            ),
+        }
+    }
+
     /// A header built from a holder already made (`Tensor::uninit` builds its own). Callers
     /// have checked the invariants above.
     #[allow(clippy::too_many_arguments)] // the header's fields, each named by its caller
@@ -136,16 +172,8 @@ impl Tensor {
         contiguous: bool,
     ) -> Tensor {
         Tensor {
-            inner: crate::storage::header::new_header(
-                keys,
-                dtype,
-                device,
-                numel,
-                offset,
-                sizes,
-                strides,
-                contiguous,
-                || holder,
+            inner: HeaderSlot::take().write(
+                keys, dtype, device, numel, offset, sizes, strides, contiguous, holder,
             ),
         }
     }
@@ -207,12 +235,20 @@ impl Tensor {
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor, DispatchError> {
         const OP: &str = "Tensor::from_vec";
         let numel = filled_by(OP, data.len(), shape, T::DTYPE)?;
-        match HostVec::from_vec(data) {
-            Ok(buffer) => Ok(Tensor::contiguous_over(
-                Holder::from_host(buffer),
-                shape,
+        // Everything but the block first (see `contiguous_host`).
+        let slot = HeaderSlot::take();
+        let inference = crate::autograd::is_inference_mode_enabled();
+        let (sizes, strides) = Dims::contiguous(shape);
+        match HostBlock::from_vec(data) {
+            Ok((block, len)) => Ok(Tensor::contiguous_host(
+                slot,
+                Some(block),
+                T::DTYPE,
+                len,
                 numel,
-                Device::Cpu,
+                sizes,
+                strides,
+                inference,
             )),
             // No allocation to take over (an empty `Vec`): a block from the allocator.
             Err(data) => Tensor::copied(OP, &data, shape),

@@ -241,62 +241,78 @@ pub(crate) fn cached() -> usize {
     FREE.try_with(|free| free.borrow().len()).unwrap_or(0)
 }
 
-/// A tensor's header in a new handle, each field written where it will live (the holder made by
-/// `holder` there, so that one built from a few words is not built elsewhere and moved in). (`Arc::new(header)`
-/// builds the ~270 bytes on the stack and copies them with a `memcpy` call whose wide loads stall
-/// on the narrow stores that just wrote them: a quarter of the time of making a 1-element tensor.)
-#[allow(clippy::too_many_arguments)] // the header's fields
-#[inline(always)]
-pub(crate) fn new_header(
-    keys: switchyard::DispatchKeySet,
-    dtype: switchyard::DType,
-    device: crate::Device,
-    numel: usize,
-    offset: usize,
-    sizes: crate::shape::Dims,
-    strides: crate::shape::Dims,
-    contiguous: bool,
-    holder: impl FnOnce() -> super::Holder,
-) -> Header {
-    // Every field of the header is written below: adding a field to `TensorInner` without
-    // writing it here must not compile (it would leave it uninitialised), so this exhaustive
-    // pattern (no `..`) names them all.
-    const _: fn(&TensorInner) = |TensorInner {
-                                     keys: _,
-                                     dtype: _,
-                                     device: _,
-                                     numel: _,
-                                     offset: _,
-                                     sizes: _,
-                                     strides: _,
-                                     contiguous: _,
-                                     holder: _,
-                                     autograd: _,
-                                     lent: _,
-                                 }| {};
-    // A raw pointer into an `Arc` of which this is the only handle (`take`'s promise; proving it
-    // with `Arc::get_mut`, an atomic compare-exchange on the weak count, costs more here than the
-    // writes).
-    let header = Arc::into_raw(take()).cast_mut().cast::<TensorInner>();
-    // SAFETY: `header` points to the uninitialised, properly aligned value of an `Arc` no other
-    // handle or reference sees (new, or emptied and cached by its last handle; `into_raw` keeps
-    // the allocation's provenance, so writing through it is allowed). Each write goes to one
-    // field's place (`&raw mut`, no reference to uninitialised memory), and together they
-    // initialise every field; then `from_raw` takes back the pointer `into_raw` gave, as an `Arc`
-    // of a type of the same size and alignment (`MaybeUninit<T>` has `T`'s), as its docs allow.
-    unsafe {
-        (&raw mut (*header).keys).write(keys);
-        (&raw mut (*header).dtype).write(dtype);
-        (&raw mut (*header).device).write(device);
-        (&raw mut (*header).numel).write(numel);
-        (&raw mut (*header).offset).write(offset);
-        (&raw mut (*header).sizes).write(sizes);
-        (&raw mut (*header).strides).write(strides);
-        (&raw mut (*header).contiguous).write(contiguous);
-        (&raw mut (*header).holder).write(holder());
-        (&raw mut (*header).autograd).write(None);
-        (&raw mut (*header).lent).write(Lent(AtomicBool::new(false)));
-        Header::from_arc(Arc::from_raw(header))
+/// The allocation of a header about to be built: taken from this thread's cache (or new)
+/// before the caller computes the header's parts, so that nothing is called between the last
+/// of them and their writes (a call in between leaves the parts built on the stack and moved in,
+/// whose copy's wide loads stall on the narrow stores that just built them). Dropped unwritten
+/// (an error in between), it is freed.
+pub(crate) struct HeaderSlot(Block);
+
+impl HeaderSlot {
+    /// An emptied header allocation of this thread's, or a new one.
+    #[inline(always)]
+    pub(crate) fn take() -> HeaderSlot {
+        HeaderSlot(take())
+    }
+
+    /// The header, each field written where it lives. (`Arc::new(header)` built the ~270 bytes
+    /// on the stack and copied them with a `memcpy` whose wide loads stalled on the narrow
+    /// stores that had just written them: a quarter of the time of making a 1-element tensor.)
+    #[allow(clippy::too_many_arguments)] // the header's fields
+    #[inline(always)]
+    pub(crate) fn write(
+        self,
+        keys: switchyard::DispatchKeySet,
+        dtype: switchyard::DType,
+        device: crate::Device,
+        numel: usize,
+        offset: usize,
+        sizes: crate::shape::Dims,
+        strides: crate::shape::Dims,
+        contiguous: bool,
+        holder: super::Holder,
+    ) -> Header {
+        // Every field of the header is written below: adding a field to `TensorInner` without
+        // writing it here must not compile (it would leave it uninitialised), so this exhaustive
+        // pattern (no `..`) names them all.
+        const _: fn(&TensorInner) = |TensorInner {
+                                         keys: _,
+                                         dtype: _,
+                                         device: _,
+                                         numel: _,
+                                         offset: _,
+                                         sizes: _,
+                                         strides: _,
+                                         contiguous: _,
+                                         holder: _,
+                                         autograd: _,
+                                         lent: _,
+                                     }| {};
+        // A raw pointer into an `Arc` of which this is the only handle (`take`'s promise;
+        // proving it with `Arc::get_mut`, an atomic compare-exchange on the weak count, costs
+        // more here than the writes).
+        let header = Arc::into_raw(self.0).cast_mut().cast::<TensorInner>();
+        // SAFETY: `header` points to the uninitialised, properly aligned value of an `Arc` no
+        // other handle or reference sees (new, or emptied and cached by its last handle;
+        // `into_raw` keeps the allocation's provenance, so writing through it is allowed). Each
+        // write goes to one field's place (`&raw mut`, no reference to uninitialised memory),
+        // and together they initialise every field; then `from_raw` takes back the pointer
+        // `into_raw` gave, as an `Arc` of a type of the same size and alignment
+        // (`MaybeUninit<T>` has `T`'s), as its docs allow.
+        unsafe {
+            (&raw mut (*header).keys).write(keys);
+            (&raw mut (*header).dtype).write(dtype);
+            (&raw mut (*header).device).write(device);
+            (&raw mut (*header).numel).write(numel);
+            (&raw mut (*header).offset).write(offset);
+            (&raw mut (*header).sizes).write(sizes);
+            (&raw mut (*header).strides).write(strides);
+            (&raw mut (*header).contiguous).write(contiguous);
+            (&raw mut (*header).holder).write(holder);
+            (&raw mut (*header).autograd).write(None);
+            (&raw mut (*header).lent).write(Lent(AtomicBool::new(false)));
+            Header::from_arc(Arc::from_raw(header))
+        }
     }
 }
 

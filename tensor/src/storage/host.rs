@@ -228,19 +228,6 @@ pub struct HostVec<T: Element> {
 }
 
 impl<T: Element> HostVec<T> {
-    /// The elements of `values` in their own buffer, without a copy; `values` back when it has
-    /// no allocation.
-    pub(crate) fn from_vec(values: Vec<T>) -> Result<HostVec<T>, Vec<T>> {
-        let capacity = values.capacity();
-        let (block, len) = HostBlock::from_vec(values)?;
-        Ok(HostVec {
-            block: Bytes::Block(block),
-            len,
-            capacity,
-            _elements: PhantomData,
-        })
-    }
-
     /// An empty buffer with room for `capacity` elements on `block` (which is big enough: the
     /// allocator sized it).
     pub(crate) fn on(block: HostBlock, capacity: usize) -> HostVec<T> {

@@ -6,9 +6,8 @@ use std::mem::MaybeUninit;
 
 use switchyard::DispatchError;
 
-use super::Holder;
-use super::host::{Bytes, INLINE_BYTES, InlineBytes};
-use crate::device::Device;
+use super::header::HeaderSlot;
+use super::host::INLINE_BYTES;
 use crate::element::Element;
 use crate::shape::Dims;
 use crate::tensor::Tensor;
@@ -62,10 +61,8 @@ impl Tensor {
         shape: &[usize],
     ) -> Result<UninitTensor<T>, DispatchError> {
         let numel = Tensor::checked_numel(op, shape, T::DTYPE)?;
-        // Asked first, and the layout computed first: between the block's allocation and the
-        // header's writes nothing is called, so the block's three words stay in registers and
-        // the holder is written once, in the header (built on the stack and moved in, its
-        // copy's wide loads stalled on the narrow stores that had just built it).
+        // Everything but the block first (see `Tensor::contiguous_host`).
+        let slot = HeaderSlot::take();
         let inference = crate::autograd::is_inference_mode_enabled();
         let (sizes, strides) = Dims::contiguous(shape);
         // `checked_numel` keeps the bytes within `isize::MAX`, so this cannot overflow.
@@ -75,25 +72,16 @@ impl Tensor {
         } else {
             Some(super::allocator::cpu_allocate(op, bytes)?)
         };
-        let tensor = Tensor {
-            inner: super::header::new_header(
-                Device::Cpu.keys() | T::DTYPE.key_bit(),
-                T::DTYPE,
-                Device::Cpu,
-                numel,
-                0,
-                sizes,
-                strides,
-                true,
-                move || {
-                    let bytes = match block {
-                        Some(block) => Bytes::Block(block),
-                        None => Bytes::Inline(InlineBytes::new()),
-                    };
-                    Holder::host(bytes, T::DTYPE, numel, inference)
-                },
-            ),
-        };
+        let tensor = Tensor::contiguous_host(
+            slot,
+            block,
+            T::DTYPE,
+            numel,
+            numel,
+            sizes,
+            strides,
+            inference,
+        );
         let elements = tensor.inner.holder.host_ptr().cast::<MaybeUninit<T>>();
         Ok(UninitTensor {
             tensor,
