@@ -60,7 +60,11 @@ impl Tensor {
         op: &'static str,
         shape: &[usize],
     ) -> Result<UninitTensor<T>, DispatchError> {
-        let numel = Tensor::checked_numel(op, shape, T::DTYPE)?;
+        let numel = match numel_of::<T>(shape) {
+            Some(numel) => numel,
+            // An overflow, or a zero extent beside one: the general rule decides.
+            None => Tensor::checked_numel(op, shape, T::DTYPE)?,
+        };
         // Everything but the block first (see `Tensor::contiguous_host`).
         let slot = HeaderSlot::take();
         let inference = crate::autograd::is_inference_mode_enabled();
@@ -90,6 +94,23 @@ impl Tensor {
             _elements: PhantomData,
         })
     }
+}
+
+/// The element count of `shape` when it and its bytes (for `T`) fit in `isize::MAX`: the
+/// common ranks without a loop, `T`'s size a constant (what `Tensor::checked_numel` computes
+/// for any dtype, with a division).
+#[inline(always)]
+fn numel_of<T>(shape: &[usize]) -> Option<usize> {
+    let numel = match *shape {
+        [] => Some(1),
+        [n] => Some(n),
+        [a, b] => a.checked_mul(b),
+        _ => shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)),
+    }?;
+    numel
+        .checked_mul(size_of::<T>())
+        .filter(|&bytes| bytes <= isize::MAX as usize)
+        .map(|_| numel)
 }
 
 impl<T: Element> UninitTensor<T> {
@@ -144,6 +165,17 @@ mod tests {
                 t.to_vec::<f32>(),
                 (0..n).map(|i| i as f32).collect::<Vec<_>>()
             );
+        }
+    }
+
+    #[test]
+    fn a_zero_extent_empties_any_shape() {
+        for shape in [&[usize::MAX, 2, 0][..], &[0, usize::MAX], &[3, 0]] {
+            let mut t = Tensor::uninit::<f64>("test", shape).unwrap();
+            assert!(t.as_mut_slice().is_empty());
+            // SAFETY: there is no element to write.
+            let t = unsafe { t.assume_init() };
+            assert_eq!((t.shape(), t.numel()), (shape, 0));
         }
     }
 
