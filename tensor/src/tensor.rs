@@ -266,9 +266,7 @@ impl Tensor {
         shape: &[usize],
     ) -> Result<Tensor, DispatchError> {
         filled_by(op, data.len(), shape, T::DTYPE)?;
-        let mut buffer = host_buffer::<T>(op, data.len())?;
-        buffer.extend_from_slice(data);
-        Tensor::from_host(buffer, shape)
+        Tensor::copied_in_place(op, data, shape)
     }
 
     /// A 1-dimensional `f32` CPU tensor holding `data`. Panics if memory runs out.

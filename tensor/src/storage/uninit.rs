@@ -96,6 +96,32 @@ impl Tensor {
     }
 }
 
+impl Tensor {
+    /// A new CPU tensor of `shape` holding a copy of `data`, written in place (see
+    /// [`UninitTensor`]); `data.len()` must be the shape's element count (an error naming `op`
+    /// otherwise, callers check it first with their own message).
+    #[inline]
+    pub(crate) fn copied_in_place<T: Element>(
+        op: &'static str,
+        data: &[T],
+        shape: &[usize],
+    ) -> Result<Tensor, DispatchError> {
+        let mut tensor = Tensor::uninit::<T>(op, shape)?;
+        let out = tensor.as_mut_slice();
+        if out.len() != data.len() {
+            return Err(DispatchError::shape(
+                op,
+                format!("{} values cannot fill shape {shape:?}", data.len()),
+            ));
+        }
+        for (slot, &value) in out.iter_mut().zip(data) {
+            slot.write(value);
+        }
+        // SAFETY: `out` and `data` have one length, so the loop wrote every element.
+        Ok(unsafe { tensor.assume_init() })
+    }
+}
+
 /// The element count of `shape` when it and its bytes (for `T`) fit in `isize::MAX`: the
 /// common ranks without a loop, `T`'s size a constant (what `Tensor::checked_numel` computes
 /// for any dtype, with a division).

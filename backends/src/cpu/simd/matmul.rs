@@ -14,7 +14,7 @@
 
 #![allow(unsafe_code)] // one call into each engine: raw pointers and strides, or target features
 
-use switchyard::{DType, DispatchError, Result, Tensor, host_buffer, rules};
+use switchyard::{DType, DispatchError, Result, Tensor, rules};
 
 #[cfg(target_arch = "x86_64")]
 use super::sgemm::{Microkernel, ReadX, Refused, Strided, sgemm};
@@ -132,7 +132,7 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
         &xv.storage()[x.storage_offset()..],
         &yv.storage()[y.storage_offset()..],
     );
-    let mut out = host_buffer::<f32>(OP, len)?;
+    let mut out = Tensor::uninit::<f32>(OP, &[m, n])?;
     if len > 0 {
         let (xr, xc, yr, yc) = (
             x.strides()[0],
@@ -144,7 +144,7 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
         let grain = grain(m, k, n, engine.tile_rows());
         let all_written = match engine {
             Engine::MatrixMultiply => {
-                threads::for_each_part(&mut out.spare()[..len], grain, |start, part| {
+                threads::for_each_part(out.as_mut_slice(), grain, |start, part| {
                     let Some((row, rows)) = whole_rows(start, part.len(), n) else {
                         return false;
                     };
@@ -155,7 +155,7 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
             }
             #[cfg(target_arch = "x86_64")]
             Engine::Narrow(isa) => {
-                threads::for_each_part(&mut out.spare()[..len], grain, |start, part| {
+                threads::for_each_part(out.as_mut_slice(), grain, |start, part| {
                     let Some((row, rows)) = whole_rows(start, part.len(), n) else {
                         return false;
                     };
@@ -171,18 +171,22 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
                 })
             }
             #[cfg(target_arch = "x86_64")]
-            Engine::NarrowRows(isa) => {
-                narrow_rows_product(isa, (m, k, n), (xs, xr, xc), (ys, yr, yc), out.spare())?
-            }
+            Engine::NarrowRows(isa) => narrow_rows_product(
+                isa,
+                (m, k, n),
+                (xs, xr, xc),
+                (ys, yr, yc),
+                out.as_mut_slice(),
+            )?,
             #[cfg(target_arch = "x86_64")]
             Engine::Avx2Tiles => {
                 let (x, y) = ((xs, xr, xc), (ys, yr, yc));
-                tiles::<Avx2>((m, k, n), x, y, out.spare(), read_x, grain)?
+                tiles::<Avx2>((m, k, n), x, y, out.as_mut_slice(), read_x, grain)?
             }
             #[cfg(target_arch = "x86_64")]
             Engine::Avx512Tiles => {
                 let (x, y) = ((xs, xr, xc), (ys, yr, yc));
-                tiles::<Avx512>((m, k, n), x, y, out.spare(), read_x, grain)?
+                tiles::<Avx512>((m, k, n), x, y, out.as_mut_slice(), read_x, grain)?
             }
         };
         if !all_written {
@@ -191,16 +195,16 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
                 "a part of the CPU SIMD matmul was not written: not whole rows of the result, or operands its engine found too short for their shapes (a defect: please report it)",
             ));
         }
-        // SAFETY: `matrixmultiply` and the narrow kernels on `x`'s rows: the parts cover the
+        // Every element is written: `matrixmultiply` and the narrow kernels on `x`'s rows: the parts cover the
         // result's `len` elements, each in exactly one part, and every part returned `true`
         // after initialising all of it (each engine's promise, below and in
         // `sgemm_narrow.rs`); the narrow kernels on the transposed product: `true` after
         // writing every element of `out[..len]` (`narrow_rows_product`); the tiles: `sgemm`
         // returned `Ok`, which it does only after writing every element of `out[..len]` (its
-        // promise, in `sgemm.rs`). `len` is the buffer's capacity.
-        unsafe { out.set_len(len) };
+        // promise, in `sgemm.rs`). `len` is `m·n`, the result's element count.
     }
-    Tensor::from_host(out, &[m, n])
+    // SAFETY: with `len > 0`, every element was written (above); with `len == 0` there is none.
+    Ok(unsafe { out.assume_init() })
 }
 
 /// The first row and the rows of a part of the `n`-column result that starts at element `start`
