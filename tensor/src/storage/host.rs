@@ -209,6 +209,22 @@ impl Bytes {
     /// `release` of a block, out of line: inline bytes (a small tensor's) need nothing.
     #[inline(never)]
     fn release_block(&mut self) {
+        if let Bytes::Block(block) = self
+            && !block.is_pooled()
+        {
+            // An adopted `Vec`'s buffer is freed where it lies, its fields read one by one:
+            // moved out first, its words were copied in one wide load, which waited for the
+            // narrow stores that had just written the header (a tensor made and dropped at once).
+            // SAFETY: `block` is a valid `HostBlock` owned by `self`; it is dropped here once,
+            // and `self` is then overwritten without being read or dropped (`ptr::write`), so
+            // the block is never used again. `HostBlock::drop` only frees memory (it cannot
+            // unwind), so `self` is never left holding a dropped block.
+            unsafe {
+                std::ptr::drop_in_place(block);
+                std::ptr::write(self, Bytes::Inline(InlineBytes::new()));
+            }
+            return;
+        }
         if let Bytes::Block(block) = std::mem::replace(self, Bytes::Inline(InlineBytes::new())) {
             super::allocator::cpu_release(block);
         }

@@ -69,7 +69,7 @@ impl Tensor {
         let slot = HeaderSlot::take();
         let inference = crate::autograd::is_inference_mode_enabled();
         let (sizes, strides) = Dims::contiguous(shape);
-        // `checked_numel` keeps the bytes within `isize::MAX`, so this cannot overflow.
+        // Either count keeps the bytes within `isize::MAX`, so this cannot overflow.
         let bytes = numel * size_of::<T>();
         let block = if bytes <= INLINE_BYTES {
             None
