@@ -195,9 +195,9 @@ pub(crate) fn gemm(x: &Tensor, y: &Tensor, engine: Engine) -> Result<Tensor> {
                 "a part of the CPU SIMD matmul was not written: not whole rows of the result, or operands its engine found too short for their shapes (a defect: please report it)",
             ));
         }
-        // Every element is written: `matrixmultiply` and the narrow kernels on `x`'s rows: the parts cover the
-        // result's `len` elements, each in exactly one part, and every part returned `true`
-        // after initialising all of it (each engine's promise, below and in
+        // Every element is now written. `matrixmultiply` and the narrow kernels on `x`'s rows:
+        // the parts cover the result's `len` elements, each in exactly one part, and every part
+        // returned `true` after initialising all of it (each engine's promise, below and in
         // `sgemm_narrow.rs`); the narrow kernels on the transposed product: `true` after
         // writing every element of `out[..len]` (`narrow_rows_product`); the tiles: `sgemm`
         // returned `Ok`, which it does only after writing every element of `out[..len]` (its
