@@ -61,8 +61,9 @@ mod read_async;
 mod reduce_with;
 pub mod rules;
 mod shape;
+// Host memory, its borrow guards, headers built in place, tensors written in place: the
+// crate's only `unsafe`.
 #[allow(unsafe_code)]
-// host memory, its borrow guards, headers built in place, tensors written in place: the crate's only `unsafe`
 mod storage;
 mod tensor;
 mod user_dtype;

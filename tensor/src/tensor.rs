@@ -121,8 +121,8 @@ impl Tensor {
     }
 
     /// A contiguous CPU tensor of `dtype` over host memory, in the header `slot`: `block`
-    /// (`None`: bytes inline in the header) holding `len` elements, laid out as `sizes` and
-    /// `strides` (of `numel` elements; callers checked that they fit). Callers take the slot
+    /// (`None`: bytes inline in the header) holding its `numel` elements, laid out as `sizes`
+    /// and `strides` (callers checked that they fit). Callers take the slot
     /// and compute everything else (`inference` too) before the block, so that the holder is
     /// made from the block's words where it lives (see `HeaderSlot`).
     #[allow(clippy::too_many_arguments)] // the parts of a header over host memory
@@ -131,7 +131,6 @@ impl Tensor {
         slot: HeaderSlot,
         block: Option<HostBlock>,
         dtype: DType,
-        len: usize,
         numel: usize,
         sizes: Dims,
         strides: Dims,
@@ -151,7 +150,7 @@ impl Tensor {
                 sizes,
                 strides,
                 true,
-                Holder::host(bytes, dtype, len, inference),
+                Holder::host(bytes, dtype, numel, inference),
             ),
         }
     }
@@ -182,7 +181,34 @@ impl Tensor {
     /// [`ErrorKind::SizeOverflow`](switchyard::ErrorKind) error naming `op` when it exceeds
     /// `usize::MAX` or its bytes exceed `isize::MAX`, the largest allocation. A shape with a zero
     /// dimension has 0 elements, whatever the others.
+    #[inline]
     pub fn checked_numel(
+        op: &'static str,
+        shape: &[usize],
+        dtype: DType,
+    ) -> Result<usize, DispatchError> {
+        // The common ranks without a loop, the byte bound without a division (`dtype`'s size is
+        // a constant where the caller's dtype is); an overflow, or a zero extent beside one,
+        // goes to the general rule.
+        let numel = match *shape {
+            [] => Some(1),
+            [n] => Some(n),
+            [a, b] => a.checked_mul(b),
+            _ => shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)),
+        };
+        if let Some(numel) = numel
+            && numel
+                .checked_mul(dtype.size_of())
+                .is_some_and(|bytes| bytes <= isize::MAX as usize)
+        {
+            return Ok(numel);
+        }
+        Tensor::checked_numel_in_general(op, shape, dtype)
+    }
+
+    /// [`checked_numel`](Tensor::checked_numel) for any shape, with its errors.
+    #[inline(never)]
+    fn checked_numel_in_general(
         op: &'static str,
         shape: &[usize],
         dtype: DType,
@@ -240,11 +266,11 @@ impl Tensor {
         let inference = crate::autograd::is_inference_mode_enabled();
         let (sizes, strides) = Dims::contiguous(shape);
         match HostBlock::from_vec(data) {
-            Ok((block, len)) => Ok(Tensor::contiguous_host(
+            // `filled_by` checked that the `Vec`'s length is `numel`.
+            Ok(block) => Ok(Tensor::contiguous_host(
                 slot,
                 Some(block),
                 T::DTYPE,
-                len,
                 numel,
                 sizes,
                 strides,

@@ -8,9 +8,8 @@
 //!
 //! The header stays a `std::sync::Arc` (the engine boxes a tensor as its `Arc`, see
 //! `SharedTensor`): what is cached is the allocation of an `Arc<MaybeUninit<TensorInner>>` with
-//! one strong and one weak count, the state `Arc::new` leaves. A handle knows its header is
-//! unique by `Arc::get_mut` (std's own proof: no other strong handle, no `Weak`), drops the
-//! contents in place, and keeps the allocation as such an `Arc`, which frees it as `Arc` would
+//! one strong and one weak count, the state `Arc::new` leaves. A handle that knows its header is
+//! unique (see below) drops the contents in place, and keeps the allocation as such an `Arc`, which frees it as `Arc` would
 //! when it drops (no contents to drop: `MaybeUninit`).
 //!
 //! **A drop without an atomic read-modify-write.** `Arc::get_mut` proves a handle unique with a
@@ -20,7 +19,8 @@
 //! [`Header::lend_arc`] and [`Header::into_arc`] (the engine's boxing), which first mark the
 //! header as *lent*. A header never lent has no `Weak`, so a strong count of one (read after the
 //! release decrements of every other handle: an acquire fence) is its proof of uniqueness, with
-//! no write; a lent header takes `get_mut`'s path as before.
+//! no write; a lent header is proved unique by `Arc::get_mut` (std's own proof: no other strong
+//! handle, no `Weak`).
 //!
 //! **Bounds.** At most [`CACHED`] allocations a thread (about 16 KB). A header freed on another
 //! thread than its maker's goes to that thread's cache, or to the system when the cache is

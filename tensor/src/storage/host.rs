@@ -3,11 +3,12 @@
 //!
 //! The only `unsafe` of the tensor crate lives here, in `storage/mod.rs`'s borrow guards, in
 //! `storage/header.rs` (headers built in place, their allocations reused) and in
-//! `storage/uninit.rs` (a new tensor's elements written in place). A
-//! block is plain bytes; what makes reading them as `T` sound is tracked above: a [`HostVec`]
+//! `storage/uninit.rs` (a new tensor's elements written in place). A block is plain bytes;
+//! what makes reading them as `T` sound is tracked above: a [`HostVec`]
 //! knows how many leading elements it wrote, and a tensor's storage is created only from a full
-//! `HostVec` of its dtype (see `Storage::from_host`), so every element a tensor exposes was
-//! written as a valid value of its dtype.
+//! `HostVec` of its dtype (`Tensor::from_host`), from a `Vec` of it (`Tensor::from_vec`), or
+//! unwritten inside an `UninitTensor`, which is a tensor only once `assume_init` is promised
+//! every element: so every element a tensor exposes was written as a valid value of its dtype.
 
 use std::alloc::{Layout, alloc, dealloc};
 use std::cell::UnsafeCell;
@@ -80,15 +81,15 @@ impl HostBlock {
         }
     }
 
-    /// The buffer of `values` and their count, without a copy; `None` (and `values` back) when
-    /// it has no allocation (a capacity of 0).
-    pub(crate) fn from_vec<T: Element>(mut values: Vec<T>) -> Result<(HostBlock, usize), Vec<T>> {
+    /// The buffer of `values` (its first `values.len()` elements written), without a copy;
+    /// `values` back when it has no allocation (a capacity of 0).
+    pub(crate) fn from_vec<T: Element>(mut values: Vec<T>) -> Result<HostBlock, Vec<T>> {
         // `as_mut_ptr` (not a slice) keeps the provenance of the whole buffer, for `dealloc`.
         let ptr = match NonNull::new(values.as_mut_ptr()) {
             Some(ptr) if values.capacity() != 0 => ptr.cast::<u8>(),
             _ => return Err(values),
         };
-        let (len, capacity) = (values.len(), values.capacity());
+        let capacity = values.capacity();
         std::mem::forget(values);
         // `Vec` allocated `capacity` elements (not zero-sized: every `Element` has a size) with
         // the global allocator and the layout `Layout::array::<T>(capacity)`, as its docs
@@ -98,7 +99,7 @@ impl HostBlock {
             bytes: capacity * size_of::<T>(),
             align: align_of::<T>(),
         };
-        Ok((block, len))
+        Ok(block)
     }
 
     /// Whether the block is the caching allocator's (pooled) rather than an adopted `Vec`'s.
@@ -396,7 +397,7 @@ mod tests {
             assert_eq!(block.as_ptr() as usize % PAGE_ALIGN, 0, "{bytes}");
             assert!(block.is_pooled());
         }
-        let (adopted, _) = HostBlock::from_vec(vec![1.0f32; 1 << 16]).unwrap();
+        let adopted = HostBlock::from_vec(vec![1.0f32; 1 << 16]).unwrap();
         assert!(!adopted.is_pooled());
     }
 }

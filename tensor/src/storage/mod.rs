@@ -166,18 +166,11 @@ impl Holder {
     /// built on the stack and moved).
     #[inline(always)]
     pub(crate) fn host(bytes: Bytes, dtype: DType, len: usize, inference: bool) -> Holder {
-        Holder::Own(StorageImpl {
-            data: Data::Host(bytes),
-            dtype,
-            len,
-            version: AtomicU64::new(0),
-            borrows: AtomicUsize::new(0),
-            inference,
-        })
+        Holder::own(Data::Host(bytes), dtype, len, inference)
     }
 
-    /// The address of a host storage's elements (null for a backend's). The storage must be
-    /// this holder's own (`Holder::Own`, a new tensor's).
+    /// The address of the elements of a host storage this holder owns (`Holder::host`'s). Any
+    /// other holder is a defect of the caller: a panic, never an address to write through.
     #[inline(always)]
     pub(crate) fn host_ptr(&self) -> *mut u8 {
         match self {
@@ -185,7 +178,7 @@ impl Holder {
                 data: Data::Host(bytes),
                 ..
             }) => bytes.as_ptr(),
-            _ => std::ptr::null_mut(),
+            _ => unreachable!("host_ptr of a holder that owns no host memory"),
         }
     }
 
@@ -196,13 +189,20 @@ impl Holder {
 
     #[inline(always)]
     fn new(data: Data, dtype: DType, len: usize) -> Holder {
+        let inference = crate::autograd::is_inference_mode_enabled();
+        Holder::own(data, dtype, len, inference)
+    }
+
+    /// A new storage of `len` elements of `dtype`, made inside `autograd::inference_mode` or not.
+    #[inline(always)]
+    fn own(data: Data, dtype: DType, len: usize, inference: bool) -> Holder {
         Holder::Own(StorageImpl {
             data,
             dtype,
             len,
             version: AtomicU64::new(0),
             borrows: AtomicUsize::new(0),
-            inference: crate::autograd::is_inference_mode_enabled(),
+            inference,
         })
     }
 

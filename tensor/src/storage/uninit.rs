@@ -60,32 +60,20 @@ impl Tensor {
         op: &'static str,
         shape: &[usize],
     ) -> Result<UninitTensor<T>, DispatchError> {
-        let numel = match numel_of::<T>(shape) {
-            Some(numel) => numel,
-            // An overflow, or a zero extent beside one: the general rule decides.
-            None => Tensor::checked_numel(op, shape, T::DTYPE)?,
-        };
+        let numel = Tensor::checked_numel(op, shape, T::DTYPE)?;
         // Everything but the block first (see `Tensor::contiguous_host`).
         let slot = HeaderSlot::take();
         let inference = crate::autograd::is_inference_mode_enabled();
         let (sizes, strides) = Dims::contiguous(shape);
-        // Either count keeps the bytes within `isize::MAX`, so this cannot overflow.
+        // `checked_numel` keeps the bytes within `isize::MAX`, so this cannot overflow.
         let bytes = numel * size_of::<T>();
         let block = if bytes <= INLINE_BYTES {
             None
         } else {
             Some(super::allocator::cpu_allocate(op, bytes)?)
         };
-        let tensor = Tensor::contiguous_host(
-            slot,
-            block,
-            T::DTYPE,
-            numel,
-            numel,
-            sizes,
-            strides,
-            inference,
-        );
+        let tensor =
+            Tensor::contiguous_host(slot, block, T::DTYPE, numel, sizes, strides, inference);
         let elements = tensor.inner.holder.host_ptr().cast::<MaybeUninit<T>>();
         Ok(UninitTensor {
             tensor,
@@ -120,23 +108,6 @@ impl Tensor {
         // SAFETY: `out` and `data` have one length, so the loop wrote every element.
         Ok(unsafe { tensor.assume_init() })
     }
-}
-
-/// The element count of `shape` when it and its bytes (for `T`) fit in `isize::MAX`: the
-/// common ranks without a loop, `T`'s size a constant (what `Tensor::checked_numel` computes
-/// for any dtype, with a division).
-#[inline(always)]
-fn numel_of<T>(shape: &[usize]) -> Option<usize> {
-    let numel = match *shape {
-        [] => Some(1),
-        [n] => Some(n),
-        [a, b] => a.checked_mul(b),
-        _ => shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)),
-    }?;
-    numel
-        .checked_mul(size_of::<T>())
-        .filter(|&bytes| bytes <= isize::MAX as usize)
-        .map(|_| numel)
 }
 
 impl<T: Element> UninitTensor<T> {
