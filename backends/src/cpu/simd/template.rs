@@ -293,9 +293,10 @@ fn zip_rows(
     })
 }
 
-/// `f` of each `N` elements of `xs` and the same `N` of `ys` into `out` (all three of one
-/// length). The last `len % N` elements take `scalar`, the naive kernel's arithmetic for the op
-/// (the same IEEE operation), so a short tensor is never copied into a padded vector.
+/// `f` of each `N` elements of `xs` and the same `N` of `ys` into `out`. The last `len % N`
+/// elements take `scalar`, the naive kernel's arithmetic for the op (the same IEEE operation),
+/// so a short tensor is never copied into a padded vector. Returns whether every element of
+/// `out` was written: `false` (nothing written) when the three lengths differ.
 #[inline(always)]
 pub(crate) fn zip_part<const N: usize>(
     xs: &[f32],
@@ -304,11 +305,22 @@ pub(crate) fn zip_part<const N: usize>(
     f: impl Fn(&[f32; N], &[f32; N]) -> [f32; N],
     scalar: fn(f32, f32) -> f32,
 ) -> bool {
+    // All three of one length, checked once, so that one count drives every loop below (the
+    // zipped lengths' minimum cost more than the loops themselves at a few elements).
+    if xs.len() != out.len() || ys.len() != out.len() {
+        return false;
+    }
     let ((xc, xt), (yc, yt)) = (xs.as_chunks::<N>(), ys.as_chunks::<N>());
-    let chunks = xc.iter().zip(yc).map(|(a, b)| f(a, b));
-    write_part(out, chunks, || {
-        xt.iter().zip(yt).map(|(&a, &b)| scalar(a, b))
-    })
+    let (oc, ot) = out.as_chunks_mut::<N>();
+    for ((slots, a), b) in oc.iter_mut().zip(xc).zip(yc) {
+        for (slot, value) in slots.iter_mut().zip(f(a, b)) {
+            slot.write(value);
+        }
+    }
+    for ((slot, &a), &b) in ot.iter_mut().zip(xt).zip(yt) {
+        slot.write(scalar(a, b));
+    }
+    true
 }
 
 /// A new tensor of `shape`, every element written by `part(start, out)` for the part
@@ -338,8 +350,9 @@ fn fill(
         ));
     }
     // SAFETY: `for_each_part` called `part` on parts that together cover the whole slice (each
-    // element in exactly one), and each call returned `true`, which `write_part` returns only
-    // when it wrote every element of its part.
+    // element in exactly one), and each call returned `true`, which the part writers
+    // (`zip_part`, `map_part` through `write_part`, and the row path's calls of `zip_part`)
+    // return only when they wrote every element of their part.
     Ok(unsafe { out.assume_init() })
 }
 
@@ -751,6 +764,41 @@ pub(crate) mod tests {
                     want.map(f64::to_bits),
                     "{n_runs} runs at offset {offset}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    #[allow(unsafe_code)] // reading back outputs that were initialised before the calls
+    fn zip_part_writes_every_element_once_and_refuses_unequal_lengths() {
+        use std::mem::MaybeUninit;
+        // SAFETY (each `assume_init` below): every output element was initialised (NaN) when
+        // its vector was made, and `zip_part` only ever writes values over it.
+        // The vector path adds, the scalar tail subtracts: which one wrote an element shows.
+        let lanes = |a: &[f32; 4], b: &[f32; 4]| std::array::from_fn(|i| a[i] + b[i]);
+        let tail = |a: f32, b: f32| a - b;
+        for len in 0..=13 {
+            let xs: Vec<f32> = (0..len).map(|i| i as f32).collect();
+            let ys = vec![0.5; len];
+            let mut out = vec![MaybeUninit::new(f32::NAN); len];
+            assert!(super::zip_part::<4>(&xs, &ys, &mut out, lanes, tail));
+            let got: Vec<f32> = out.iter().map(|v| unsafe { v.assume_init() }).collect();
+            let want: Vec<f32> = (0..len)
+                .map(|i| {
+                    if i < len / 4 * 4 {
+                        i as f32 + 0.5
+                    } else {
+                        i as f32 - 0.5
+                    }
+                })
+                .collect();
+            assert_eq!(got, want, "length {len}");
+            // One operand longer or shorter than `out`: refused, nothing written.
+            for (xl, yl) in [(len + 1, len), (len, len + 1)] {
+                let (xs, ys) = (vec![1.0; xl], vec![1.0; yl]);
+                let mut out = vec![MaybeUninit::new(f32::NAN); len];
+                assert!(!super::zip_part::<4>(&xs, &ys, &mut out, lanes, tail));
+                assert!(out.iter().all(|v| unsafe { v.assume_init() }.is_nan()));
             }
         }
     }
