@@ -122,9 +122,9 @@ impl Tensor {
 
     /// A contiguous CPU tensor of `dtype` over host memory, in the header `slot`: `block`
     /// (`None`: bytes inline in the header) holding its `numel` elements, laid out as `sizes`
-    /// and `strides` (callers checked that they fit). Callers take the slot
-    /// and compute everything else (`inference` too) before the block, so that the holder is
-    /// made from the block's words where it lives (see `HeaderSlot`).
+    /// and `strides` (callers checked that they fit). Callers take the slot and ask
+    /// `inference` before they allocate the block, and call nothing after it, so that the
+    /// holder and the layout are written from registers where they live (see `HeaderSlot`).
     #[allow(clippy::too_many_arguments)] // the parts of a header over host memory
     #[inline(always)]
     pub(crate) fn contiguous_host(
@@ -261,7 +261,7 @@ impl Tensor {
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor, DispatchError> {
         const OP: &str = "Tensor::from_vec";
         let numel = filled_by(OP, data.len(), shape, T::DTYPE)?;
-        // Everything but the block first (see `contiguous_host`).
+        // The calls before the block (see `contiguous_host`).
         let slot = HeaderSlot::take();
         let inference = crate::autograd::is_inference_mode_enabled();
         let (sizes, strides) = Dims::contiguous(shape);

@@ -94,6 +94,7 @@ pub fn inference_mode() -> InferenceModeGuard {
 }
 
 /// Whether an [`inference_mode()`] guard is alive on this thread.
+#[inline] // asked by every new tensor; a call across crates cost more than the read
 pub fn is_inference_mode_enabled() -> bool {
     INFERENCE_DEPTH.with(|depth| depth.get() != 0)
 }

@@ -61,10 +61,10 @@ impl Tensor {
         shape: &[usize],
     ) -> Result<UninitTensor<T>, DispatchError> {
         let numel = Tensor::checked_numel(op, shape, T::DTYPE)?;
-        // Everything but the block first (see `Tensor::contiguous_host`).
+        // The calls before the block, the layout's arithmetic after it, so that its sizes and
+        // strides go from registers to the header (see `Tensor::contiguous_host`).
         let slot = HeaderSlot::take();
         let inference = crate::autograd::is_inference_mode_enabled();
-        let (sizes, strides) = Dims::contiguous(shape);
         // `checked_numel` keeps the bytes within `isize::MAX`, so this cannot overflow.
         let bytes = numel * size_of::<T>();
         let block = if bytes <= INLINE_BYTES {
@@ -72,6 +72,7 @@ impl Tensor {
         } else {
             Some(super::allocator::cpu_allocate(op, bytes)?)
         };
+        let (sizes, strides) = Dims::contiguous(shape);
         let tensor =
             Tensor::contiguous_host(slot, block, T::DTYPE, numel, sizes, strides, inference);
         let elements = tensor.inner.holder.host_ptr().cast::<MaybeUninit<T>>();
