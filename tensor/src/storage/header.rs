@@ -26,10 +26,11 @@
 //! thread than its maker's goes to that thread's cache, or to the system when the cache is
 //! full. A thread's cache is freed when the thread ends; a header dropped after that (by another
 //! thread-local's destructor) goes to the system. A header's contents may hold other headers
-//! (a view's storage handle, autograd's record): they are dropped before the cache is borrowed,
-//! so those headers are cached too, and the cache is never borrowed twice.
+//! (a view's storage handle, autograd's record): they are dropped before the allocation is
+//! kept, so those headers are cached too. The cache is a fixed stack of cells (`FreeList`):
+//! keeping and taking borrow nothing and never allocate.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::mem::{ManuallyDrop, MaybeUninit};
 use std::ops::Deref;
 use std::sync::Arc;
@@ -45,7 +46,44 @@ const CACHED: usize = 64;
 type Block = Arc<MaybeUninit<TensorInner>>;
 
 thread_local! {
-    static FREE: RefCell<Vec<Block>> = const { RefCell::new(Vec::new()) };
+    static FREE: FreeList = const {
+        FreeList {
+            len: Cell::new(0),
+            slots: [const { Cell::new(None) }; CACHED],
+        }
+    };
+}
+
+/// A thread's emptied header allocations: a stack of at most [`CACHED`], in cells, so that
+/// keeping and taking one borrows nothing and never allocates (a `RefCell<Vec>`'s flag and
+/// capacity checks cost more than the push itself). Dropped with the thread, freeing them.
+///
+/// **Invariant:** `slots[..len]` hold allocations, `slots[len..]` hold `None`.
+struct FreeList {
+    len: Cell<usize>,
+    slots: [Cell<Option<Block>>; CACHED],
+}
+
+impl FreeList {
+    /// The allocation kept last, if any.
+    #[inline(always)]
+    fn pop(&self) -> Option<Block> {
+        let len = self.len.get().checked_sub(1)?;
+        self.len.set(len);
+        self.slots.get(len)?.take()
+    }
+
+    /// Keeps `block`, or gives it back when the list is full.
+    #[inline(always)]
+    fn push(&self, block: Block) -> Option<Block> {
+        let len = self.len.get();
+        let Some(slot) = self.slots.get(len) else {
+            return Some(block);
+        };
+        self.len.set(len + 1);
+        // The slot held `None` (the invariant): nothing to free.
+        slot.replace(Some(block))
+    }
 }
 
 /// Whether a header's `Arc` was ever handed out of its [`Header`] (so a `Weak` of it may
@@ -196,23 +234,13 @@ fn is_unique_unlent(arc: &Arc<TensorInner>) -> bool {
     !arc.lent.0.load(Ordering::Relaxed)
 }
 
-/// Puts `block` in this thread's cache, or frees it when the cache is full, in use, gone (the
-/// thread is ending) or cannot grow.
+/// Puts `block` in this thread's cache, or frees it when the cache is full or gone (the thread
+/// is ending).
 #[inline]
 fn keep(block: Block) {
-    let refused = FREE.try_with(|free| {
-        let Ok(mut free) = free.try_borrow_mut() else {
-            return Some(block);
-        };
-        if free.len() >= CACHED
-            || free.len() == free.capacity() && free.try_reserve_exact(CACHED).is_err()
-        {
-            return Some(block);
-        }
-        free.push(block);
-        None
-    });
-    // Freed outside the cache's borrow (freeing an emptied block runs no other code anyway).
+    let refused = FREE.try_with(|free| free.push(block));
+    // A block the cache refused, or one that could not reach it (freeing an emptied block runs
+    // no other code).
     drop(refused);
 }
 
@@ -220,7 +248,7 @@ fn keep(block: Block) {
 /// or new.
 #[inline]
 fn take() -> Block {
-    FREE.try_with(|free| free.try_borrow_mut().ok()?.pop())
+    FREE.try_with(FreeList::pop)
         .ok()
         .flatten()
         .unwrap_or_else(|| Arc::new(MaybeUninit::uninit()))
@@ -230,15 +258,13 @@ fn take() -> Block {
 ///
 /// [`empty_cache`]: crate::empty_cache
 pub(crate) fn free_cached() {
-    let free = FREE.try_with(|free| free.try_borrow_mut().map(|mut f| std::mem::take(&mut *f)));
-    // Freed outside the cache's borrow.
-    drop(free);
+    let _ = FREE.try_with(|free| while free.pop().is_some() {});
 }
 
 /// How many emptied header allocations this thread's cache holds (for tests).
 #[cfg(test)]
 pub(crate) fn cached() -> usize {
-    FREE.try_with(|free| free.borrow().len()).unwrap_or(0)
+    FREE.try_with(|free| free.len.get()).unwrap_or(0)
 }
 
 /// The allocation of a header about to be built: taken from this thread's cache (or new)
