@@ -23,7 +23,8 @@ if [[ "${1:-}" == small ]]; then
   small=100000
   large=200000
   for mode in switchyard_add_1 ndarray_add_1 switchyard_add_16 ndarray_add_16 switchyard_add_1024 ndarray_add_1024 \
-    switchyard_relu_1024 ndarray_relu_1024 switchyard_from_vec_1 ndarray_from_vec_1; do
+    switchyard_relu_1024 ndarray_relu_1024 switchyard_from_vec_1 ndarray_from_vec_1 switchyard_from_slice_1 \
+    ndarray_from_slice_1; do
     i=$(( $(instructions "$mode" "$large") - $(instructions "$mode" "$small") ))
     m=$(( $(allocations "$mode" "$large") - $(allocations "$mode" "$small") ))
     echo "$mode: $(( i / (large - small) )) instructions, $(( m / (large - small) )) mallocs per call (over $(( large - small )) calls: $i instructions, $m mallocs)"

@@ -17,7 +17,8 @@ use switchyard_backends as _;
 
 const MODES: &str = "switchyard_add_1, ndarray_add_1, switchyard_add_16, ndarray_add_16, \
                      switchyard_add_1024, ndarray_add_1024, switchyard_relu_1024, \
-                     ndarray_relu_1024, switchyard_from_vec_1 or ndarray_from_vec_1";
+                     ndarray_relu_1024, switchyard_from_vec_1, ndarray_from_vec_1, \
+                     switchyard_from_slice_1 or ndarray_from_slice_1";
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -56,6 +57,13 @@ fn main() {
         }),
         "ndarray_from_vec_1" => repeat(calls, || {
             black_box(Array1::from_vec(black_box(vec![1.0f32])));
+        }),
+        // A tensor made from borrowed data (copied in): no `Vec` to allocate and free first.
+        "switchyard_from_slice_1" => repeat(calls, || {
+            black_box(Tensor::from_slice::<f32>(black_box(&[1.0]), &[1]).ok());
+        }),
+        "ndarray_from_slice_1" => repeat(calls, || {
+            black_box(ndarray::ArrayView1::from(black_box(&[1.0f32])).to_owned());
         }),
         other => {
             eprintln!("unknown mode `{other}`; expected {MODES}");
