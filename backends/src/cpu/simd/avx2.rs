@@ -3,11 +3,13 @@
 //! This file holds the lane helpers; `template::simd_kernels!` at the end makes them kernels,
 //! each a `#[target_feature(enable = "avx2,fma")]` function registered with `cpu = "avx2,fma"`:
 //! dispatch installs it only on CPUs where both were detected. `unsafe` is used only for the
-//! load and store intrinsics (in `load`, `store` and `lane_sums`'s spill).
+//! load and store intrinsics (in `load`, `store`, `first_lanes`, `load_first`, `store_first` and
+//! `lane_sums`'s spill).
 
 #![allow(unsafe_code)] // the load/store intrinsics below, and the macro's target-feature entries
 
 use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
 
 use switchyard::{Result, Tensor, kernel};
 
@@ -34,6 +36,44 @@ fn store(value: __m256) -> [f32; LANES] {
     // SAFETY: `lanes` is 8 writable `f32`; `storeu` has no alignment requirement.
     unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), value) };
     lanes
+}
+
+/// Eight all-ones lanes then eight zero lanes: the 8 lanes from `LANES - n` are the mask of
+/// a vector's first `n` lanes, one load (building it from `n` takes a dozen instructions).
+static FIRST_LANES: [i32; 2 * LANES] = [-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0];
+
+/// The mask of a vector's first `n.min(LANES)` lanes.
+#[inline]
+#[target_feature(enable = "avx")]
+fn first_lanes(n: usize) -> __m256i {
+    let from = LANES - n.min(LANES);
+    // SAFETY: `from + LANES ≤ 2 · LANES`: 8 readable `i32`; `loadu` has no alignment
+    // requirement.
+    unsafe { _mm256_loadu_si256(FIRST_LANES[from..].as_ptr().cast()) }
+}
+
+/// `xs` (fewer than `LANES` elements) in the first lanes, zeros in the rest.
+#[inline]
+#[target_feature(enable = "avx")]
+fn load_first(xs: &[f32]) -> [f32; LANES] {
+    // SAFETY: the mask enables the first `min(len, 8)` lanes only, and a masked load reads
+    // (and can fault on) enabled lanes alone: every element read is one of `xs`'s.
+    store(unsafe { _mm256_maskload_ps(xs.as_ptr(), first_lanes(xs.len())) })
+}
+
+/// The first `out.len()` (fewer than `LANES`) lanes into `out`.
+#[inline]
+#[target_feature(enable = "avx")]
+fn store_first(out: &mut [MaybeUninit<f32>], lanes: [f32; LANES]) {
+    // SAFETY: the mask enables the first `min(len, 8)` lanes only, and a masked store writes
+    // enabled lanes alone: every element written is one of `out`'s, which are writable.
+    unsafe {
+        _mm256_maskstore_ps(
+            out.as_mut_ptr().cast::<f32>(),
+            first_lanes(out.len()),
+            load(&lanes),
+        )
+    }
 }
 
 #[inline]

@@ -13,11 +13,12 @@
 //! The transcendental ops take the AVX2 variants' steps (`simd::math_f32`), with `scalef` for
 //! the scaling by `2^k` (one rounding, as the AVX2 variants' two exact factors): the same
 //! function, element for element. `unsafe` is used only for the load and store intrinsics (in
-//! `load`, `store` and `lane_sums`'s spill).
+//! `load`, `store`, `load_first`, `store_first` and `lane_sums`'s spill).
 
 #![allow(unsafe_code)] // the load/store intrinsics below, and the macro's target-feature entries
 
 use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
 
 use switchyard::{Result, Tensor, kernel};
 
@@ -44,6 +45,31 @@ fn store(value: __m512) -> [f32; LANES] {
     // SAFETY: `lanes` is 16 writable `f32`; `storeu` has no alignment requirement.
     unsafe { _mm512_storeu_ps(lanes.as_mut_ptr(), value) };
     lanes
+}
+
+/// The mask of a vector's first `n.min(LANES)` lanes.
+#[inline]
+fn first_lanes(n: usize) -> __mmask16 {
+    ((1u32 << n.min(LANES)) - 1) as __mmask16
+}
+
+/// `xs` (fewer than `LANES` elements) in the first lanes, zeros in the rest.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn load_first(xs: &[f32]) -> [f32; LANES] {
+    // SAFETY: the mask enables the first `min(len, 16)` lanes only, and a masked load reads
+    // (and can fault on) enabled lanes alone: every element read is one of `xs`'s.
+    store(unsafe { _mm512_maskz_loadu_ps(first_lanes(xs.len()), xs.as_ptr()) })
+}
+
+/// The first `out.len()` (fewer than `LANES`) lanes into `out`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn store_first(out: &mut [MaybeUninit<f32>], lanes: [f32; LANES]) {
+    let mask = first_lanes(out.len());
+    // SAFETY: the mask enables the first `min(len, 16)` lanes only, and a masked store writes
+    // enabled lanes alone: every element written is one of `out`'s, which are writable.
+    unsafe { _mm512_mask_storeu_ps(out.as_mut_ptr().cast::<f32>(), mask, load(&lanes)) }
 }
 
 #[inline]

@@ -7,6 +7,7 @@
 #![allow(unsafe_code)] // the load/store intrinsics below, and the macro's target-feature entries
 
 use std::arch::aarch64::*;
+use std::mem::MaybeUninit;
 
 use switchyard::{Result, Tensor, kernel};
 
@@ -33,6 +34,19 @@ fn store(value: float32x4_t) -> [f32; LANES] {
     // SAFETY: `lanes` is 4 writable `f32`; `vst1q` has no alignment requirement beyond `f32`'s.
     unsafe { vst1q_f32(lanes.as_mut_ptr(), value) };
     lanes
+}
+
+/// `xs` (fewer than `LANES` elements) in the first lanes, zeros in the rest (no masked load
+/// here: copied).
+#[inline]
+fn load_first(xs: &[f32]) -> [f32; LANES] {
+    super::template::padded(xs)
+}
+
+/// The first `out.len()` (fewer than `LANES`) lanes into `out`.
+#[inline]
+fn store_first(out: &mut [MaybeUninit<f32>], lanes: [f32; LANES]) {
+    super::template::write_first(out, lanes);
 }
 
 #[inline]

@@ -1,11 +1,14 @@
 //! The one template of the SIMD kernels, instantiated once per instruction set.
 //!
 //! An ISA file holds only what differs between instruction sets, its *lane helpers*: `load` and
-//! `store` (an `[f32; LANES]` to a vector and back), one function per elementwise op over whole
-//! vectors (`add(a, b)`, `sub`, `mul`, `div`, `neg(a)`, `relu`, `exp`, `log`, `tanh`, `sigmoid`) and `lane_sums(runs)`, the
-//! [`SUM_LANES`] `f64` lane sums of a superblock (each block's `f32` accumulators, in `f64`). [`simd_kernels!`] writes the kernels themselves:
-//! each a `#[kernel(…, cpu = …)]` `#[target_feature]` function whose body is one of the drivers
-//! below applied to the helpers.
+//! `store` (an `[f32; LANES]` to a vector and back), `load_first` and `store_first` (a slice
+//! shorter than a vector to its first lanes, zeros in the rest, and back: masked on x86,
+//! [`padded`] and [`write_first`] elsewhere), one function per elementwise op over whole
+//! vectors (`add(a, b)`, `sub`, `mul`, `div`, `neg(a)`, `relu`, `exp`, `log`, `tanh`,
+//! `sigmoid`) and `lane_sums(runs)`, the [`SUM_LANES`] `f64` lane sums of a superblock (each
+//! block's `f32` accumulators, in `f64`). [`simd_kernels!`] writes the kernels themselves: each
+//! a `#[kernel(…, cpu = …)]` `#[target_feature]` function whose body is one of the drivers below
+//! applied to the helpers. Every element, a tail's too, goes through the same vector arithmetic.
 //!
 //! The drivers are `#[inline(always)]` and have no target features of their own: a kernel hands
 //! them its helpers inside closures, and a closure has the target features of the function it is
@@ -91,37 +94,43 @@ pub(crate) fn map(
     })
 }
 
-/// `f` of each `N` elements of `xs` into `out` (of `xs`'s length). The last `len % N` elements
-/// take `scalar`, the op's scalar twin, where it has one (an op whose vector result differs
-/// from its scalar one, `exp` and the other transcendental ops, passes `None` and takes `f` on
-/// a zero-padded vector). Those ops, whose arithmetic outweighs their loads, also take the
-/// first elements before a vector boundary of a long `xs` that way, so that no load after them
-/// straddles two cache lines (for the cheap ops the stores would straddle instead, which
-/// measured slower: benches/README.md). Returns whether every element of `out` was written.
+/// `f` of each `N` elements of `xs` into `out`; the last `len % N` elements are one more
+/// vector, through the ISA's `load_first` and `store_first` (on x86 a masked load and store:
+/// nothing is copied, no memory past the slices is touched). With `align`, a long `xs` also
+/// takes its first elements before a vector boundary that way, so that no load after them
+/// straddles two cache lines: for the transcendental ops, whose arithmetic outweighs their
+/// loads (for the cheap ops the stores would straddle instead, which measured slower:
+/// benches/README.md). Returns whether every element of `out` was written: `false` (nothing
+/// written) when the lengths differ.
 #[inline(always)]
 pub(crate) fn map_part<const N: usize>(
     xs: &[f32],
     out: &mut [MaybeUninit<f32>],
     f: impl Fn(&[f32; N]) -> [f32; N],
-    scalar: Option<fn(f32) -> f32>,
+    load_first: impl Fn(&[f32]) -> [f32; N],
+    store_first: impl Fn(&mut [MaybeUninit<f32>], [f32; N]),
+    align: bool,
 ) -> bool {
-    match scalar {
-        Some(scalar) => {
-            let (chunks, tail) = xs.as_chunks::<N>();
-            write_part(out, chunks.iter().map(&f), || {
-                tail.iter().map(|&a| scalar(a))
-            })
-        }
-        None => {
-            let lead = aligning_lead::<N>(xs).min(out.len());
-            let (head, xs) = xs.split_at(lead);
-            let (head_out, out) = out.split_at_mut(lead);
-            let head_written =
-                write_part::<N, _>(head_out, std::iter::empty(), || f(&padded(head)));
-            let (chunks, tail) = xs.as_chunks::<N>();
-            head_written && write_part(out, chunks.iter().map(&f), || f(&padded(tail)))
+    if xs.len() != out.len() {
+        return false;
+    }
+    let lead = if align { aligning_lead::<N>(xs) } else { 0 };
+    let (head, xs) = xs.split_at(lead);
+    let (head_out, out) = out.split_at_mut(lead);
+    if !head.is_empty() {
+        store_first(head_out, f(&load_first(head)));
+    }
+    let (chunks, tail) = xs.as_chunks::<N>();
+    let (out_chunks, out_tail) = out.as_chunks_mut::<N>();
+    for (slots, chunk) in out_chunks.iter_mut().zip(chunks) {
+        for (slot, value) in slots.iter_mut().zip(f(chunk)) {
+            slot.write(value);
         }
     }
+    if !tail.is_empty() {
+        store_first(out_tail, f(&load_first(tail)));
+    }
+    true
 }
 
 /// How many leading elements of `xs` to take on their own so that the vectors after them start
@@ -293,17 +302,18 @@ fn zip_rows(
     })
 }
 
-/// `f` of each `N` elements of `xs` and the same `N` of `ys` into `out`. The last `len % N`
-/// elements take `scalar`, the naive kernel's arithmetic for the op (the same IEEE operation),
-/// so a short tensor is never copied into a padded vector. Returns whether every element of
-/// `out` was written: `false` (nothing written) when the three lengths differ.
+/// `f` of each `N` elements of `xs` and the same `N` of `ys` into `out`; the last `len % N`
+/// elements are one more vector, through the ISA's `load_first` and `store_first` (see
+/// [`map_part`]). Returns whether every element of `out` was written: `false` (nothing
+/// written) when the three lengths differ.
 #[inline(always)]
 pub(crate) fn zip_part<const N: usize>(
     xs: &[f32],
     ys: &[f32],
     out: &mut [MaybeUninit<f32>],
     f: impl Fn(&[f32; N], &[f32; N]) -> [f32; N],
-    scalar: fn(f32, f32) -> f32,
+    load_first: impl Fn(&[f32]) -> [f32; N],
+    store_first: impl Fn(&mut [MaybeUninit<f32>], [f32; N]),
 ) -> bool {
     // All three of one length, checked once, so that one count drives every loop below (the
     // zipped lengths' minimum cost more than the loops themselves at a few elements).
@@ -311,14 +321,14 @@ pub(crate) fn zip_part<const N: usize>(
         return false;
     }
     let ((xc, xt), (yc, yt)) = (xs.as_chunks::<N>(), ys.as_chunks::<N>());
-    let (oc, ot) = out.as_chunks_mut::<N>();
-    for ((slots, a), b) in oc.iter_mut().zip(xc).zip(yc) {
+    let (out_chunks, out_tail) = out.as_chunks_mut::<N>();
+    for ((slots, a), b) in out_chunks.iter_mut().zip(xc).zip(yc) {
         for (slot, value) in slots.iter_mut().zip(f(a, b)) {
             slot.write(value);
         }
     }
-    for ((slot, &a), &b) in ot.iter_mut().zip(xt).zip(yt) {
-        slot.write(scalar(a, b));
+    if !xt.is_empty() {
+        store_first(out_tail, f(&load_first(xt), &load_first(yt)));
     }
     true
 }
@@ -351,50 +361,32 @@ fn fill(
     }
     // SAFETY: `for_each_part` called `part` on parts that together cover the whole slice (each
     // element in exactly one), and each call returned `true`, which the part writers
-    // (`zip_part`, `map_part` through `write_part`, and the row path's calls of `zip_part`)
-    // return only when they wrote every element of their part.
+    // (`zip_part`, `map_part`, and the row path's calls of `zip_part`) return only when the
+    // lengths agree: then their loops write every whole vector of the part, and the ISA's
+    // `store_first` the rest (its contract: every element of the slice it is given).
     Ok(unsafe { out.assume_init() })
 }
 
-/// Writes `out`: `N` elements from each of `chunks`, then the last `out.len() % N` from
-/// `tail()`. Returns whether every element was written (`false` if `chunks` or `tail()` ran
-/// short).
+/// `xs` (fewer than `N` elements) in a vector's first lanes, zeros in the rest: `load_first`
+/// for an ISA without masked loads.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))] // x86 loads with a mask
 #[inline(always)]
-fn write_part<const N: usize, T: IntoIterator<Item = f32>>(
-    out: &mut [MaybeUninit<f32>],
-    chunks: impl Iterator<Item = [f32; N]>,
-    tail: impl FnOnce() -> T,
-) -> bool {
-    let len = out.len();
-    let (full, rest) = out.as_chunks_mut::<N>();
-    let mut written = 0;
-    for (slots, values) in full.iter_mut().zip(chunks) {
-        for (slot, value) in slots.iter_mut().zip(values) {
-            slot.write(value);
-        }
-        written += N;
-    }
-    if written == len - rest.len() {
-        for (slot, value) in rest.iter_mut().zip(tail()) {
-            slot.write(value);
-            written += 1;
-        }
-    }
-    written == len
-}
-
-/// `relu_backward` of one element, as the lanes compute it: `+0` where `out ≤ 0`, else `grad`
-/// (a NaN `out` is not `≤ 0`).
-pub(crate) fn relu_backward_scalar(grad: f32, out: f32) -> f32 {
-    if out <= 0.0 { 0.0 } else { grad }
-}
-
-/// The last `len % N` elements, zero-padded to one vector.
-#[inline(always)]
-fn padded<const N: usize>(tail: &[f32]) -> [f32; N] {
+pub(crate) fn padded<const N: usize>(xs: &[f32]) -> [f32; N] {
     let mut lanes = [0.0; N];
-    lanes[..tail.len()].copy_from_slice(tail);
+    for (lane, &x) in lanes.iter_mut().zip(xs) {
+        *lane = x;
+    }
     lanes
+}
+
+/// The first `out.len()` (fewer than `N`) lanes into `out`: `store_first` for an ISA without
+/// masked stores.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))] // x86 stores with a mask
+#[inline(always)]
+pub(crate) fn write_first<const N: usize>(out: &mut [MaybeUninit<f32>], lanes: [f32; N]) {
+    for (slot, value) in out.iter_mut().zip(lanes) {
+        slot.write(value);
+    }
 }
 
 /// The sum of `xs`, from `superblock_sum` of each superblock of [`SUM_SUPERBLOCK`] elements
@@ -585,34 +577,33 @@ macro_rules! simd_kernels {
     (@neg $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary neg neg_naive $name $cpu $needs
             "`-x`: the sign bit flipped, NaN included, as scalar negation does.";
-            ELEMENTWISE; Some(<f32 as $crate::cpu::naive::Arith>::neg));
+            ELEMENTWISE; false);
     };
     (@relu $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary relu relu_naive $name $cpu $needs
-            "`max(x, 0)`, NaN kept."; ELEMENTWISE;
-            Some(<f32 as $crate::cpu::naive::Arith>::relu));
+            "`max(x, 0)`, NaN kept."; ELEMENTWISE; false);
     };
-    // The transcendental ops have no scalar twin: the C library's functions may differ by 1 ulp
-    // from the vector ones, and every element of one tensor should get the same function.
+    // The transcendental ops, whose arithmetic outweighs their loads, align their loads
+    // (`map_part`'s `align`).
     (@exp $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary exp exp_naive $name $cpu $needs
             "`e^x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`).";
-            TRANSCENDENTAL; None);
+            TRANSCENDENTAL; true);
     };
     (@log $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary log log_naive $name $cpu $needs
             "`ln x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`).";
-            TRANSCENDENTAL; None);
+            TRANSCENDENTAL; true);
     };
     (@tanh $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary tanh tanh_naive $name $cpu $needs
             "`tanh x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`).";
-            TRANSCENDENTAL; None);
+            TRANSCENDENTAL; true);
     };
     (@sigmoid $name:ident $cpu:tt $needs:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary sigmoid sigmoid_naive $name $cpu $needs
             "`1 / (1 + e^−x)` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`).";
-            TRANSCENDENTAL; None);
+            TRANSCENDENTAL; true);
     };
     (@relu_backward $name:ident $cpu:tt $needs:tt) => {
         // Anything but two contiguous `f32` tensors of one shape goes below `CpuSimd`: the op
@@ -631,7 +622,7 @@ macro_rules! simd_kernels {
                 $crate::cpu::simd::template::zip("relu_backward", grad, out, below, |gs, os, res| {
                     $crate::cpu::simd::template::zip_part(gs, os, res, |g, o| {
                         store(relu_backward(load(g), load(o)))
-                    }, $crate::cpu::simd::template::relu_backward_scalar)
+                    }, |xs| load_first(xs), |out, lanes| store_first(out, lanes))
                 })
             }
         );
@@ -674,23 +665,23 @@ macro_rules! simd_kernels {
                 y: &::switchyard::Tensor,
             ) -> ::switchyard::Result<::switchyard::Tensor> {
                 let naive = $crate::cpu::naive::$naive;
-                let scalar = <f32 as $crate::cpu::naive::Arith>::$op;
                 $crate::cpu::simd::template::zip(stringify!($op), x, y, naive, |xs, ys, out| {
                     $crate::cpu::simd::template::zip_part(xs, ys, out, |a, b| {
                         store($op(load(a), load(b)))
-                    }, scalar)
+                    }, |xs| load_first(xs), |out, lanes| store_first(out, lanes))
                 })
             }
         );
     };
     (@unary $op:ident $naive:ident $name:ident $cpu:tt $needs:tt $doc:tt;
-        $grain:ident; $scalar:expr) => {
+        $grain:ident; $align:literal) => {
         $crate::cpu::simd::template::simd_kernels!(@kernel $op $cpu $needs $doc;
             pub fn $name(x: &::switchyard::Tensor) -> ::switchyard::Result<::switchyard::Tensor> {
                 let naive = $crate::cpu::naive::$naive;
                 let grain = $crate::cpu::simd::template::$grain;
                 $crate::cpu::simd::template::map(stringify!($op), x, naive, grain, |xs, out| {
-                    $crate::cpu::simd::template::map_part(xs, out, |a| store($op(load(a))), $scalar)
+                    $crate::cpu::simd::template::map_part(xs, out, |a| store($op(load(a))),
+                        |xs| load_first(xs), |out, lanes| store_first(out, lanes), $align)
                 })
             }
         );
@@ -719,7 +710,7 @@ pub(crate) use simd_kernels;
 pub(crate) mod tests {
     #[cfg(target_arch = "x86_64")]
     use super::realigned_lane_sums_of;
-    use super::{SUM_BLOCK, SUM_LANES, lane_sums_of, superblock_sum};
+    use super::{ALIGNED_FROM, SUM_BLOCK, SUM_LANES, aligning_lead, lane_sums_of, superblock_sum};
 
     /// The lane sums as every ISA computes them: `f32` within a block, `f64` across blocks.
     fn lane_sums(runs: &[[f32; SUM_LANES]]) -> [f64; SUM_LANES] {
@@ -770,37 +761,98 @@ pub(crate) mod tests {
 
     #[test]
     #[allow(unsafe_code)] // reading back outputs that were initialised before the calls
-    fn zip_part_writes_every_element_once_and_refuses_unequal_lengths() {
+    fn the_part_drivers_write_every_element_once_and_refuse_unequal_lengths() {
         use std::mem::MaybeUninit;
         // SAFETY (each `assume_init` below): every output element was initialised (NaN) when
-        // its vector was made, and `zip_part` only ever writes values over it.
-        // The vector path adds, the scalar tail subtracts: which one wrote an element shows.
-        let lanes = |a: &[f32; 4], b: &[f32; 4]| std::array::from_fn(|i| a[i] + b[i]);
-        let tail = |a: f32, b: f32| a - b;
+        // its vector was made, and the drivers only ever write values over it.
+        let read = |out: &[MaybeUninit<f32>]| -> Vec<f32> {
+            out.iter().map(|v| unsafe { v.assume_init() }).collect()
+        };
+        // A tail's vector comes in 1 lower than whole vectors do, so which path wrote an
+        // element shows.
+        let load_first = |xs: &[f32]| super::padded::<4>(xs).map(|x| x - 1.0);
+        let store_first = |out: &mut [MaybeUninit<f32>], lanes| super::write_first::<4>(out, lanes);
+        let zip = |a: &[f32; 4], b: &[f32; 4]| std::array::from_fn(|i| a[i] + b[i] + 1.0);
+        let map = |a: &[f32; 4]| a.map(|x| x + 1.0);
         for len in 0..=13 {
-            let xs: Vec<f32> = (0..len).map(|i| i as f32).collect();
+            let xs: Vec<f32> = (0..len).map(|i| 10.0 * i as f32).collect();
             let ys = vec![0.5; len];
+            let whole = len / 4 * 4;
             let mut out = vec![MaybeUninit::new(f32::NAN); len];
-            assert!(super::zip_part::<4>(&xs, &ys, &mut out, lanes, tail));
-            let got: Vec<f32> = out.iter().map(|v| unsafe { v.assume_init() }).collect();
+            assert!(super::zip_part::<4>(
+                &xs,
+                &ys,
+                &mut out,
+                zip,
+                load_first,
+                store_first
+            ));
             let want: Vec<f32> = (0..len)
-                .map(|i| {
-                    if i < len / 4 * 4 {
-                        i as f32 + 0.5
-                    } else {
-                        i as f32 - 0.5
-                    }
-                })
+                .map(|i| 10.0 * i as f32 + if i < whole { 1.5 } else { -0.5 })
                 .collect();
-            assert_eq!(got, want, "length {len}");
-            // One operand longer or shorter than `out`: refused, nothing written.
+            assert_eq!(read(&out), want, "zip_part, length {len}");
+            for align in [false, true] {
+                let mut out = vec![MaybeUninit::new(f32::NAN); len];
+                assert!(super::map_part::<4>(
+                    &xs,
+                    &mut out,
+                    map,
+                    load_first,
+                    store_first,
+                    align
+                ));
+                let want: Vec<f32> = (0..len)
+                    .map(|i| 10.0 * i as f32 + if i < whole { 1.0 } else { 0.0 })
+                    .collect();
+                assert_eq!(read(&out), want, "map_part, length {len}");
+            }
+            // An operand longer or shorter than `out`: refused, nothing written.
             for (xl, yl) in [(len + 1, len), (len, len + 1)] {
                 let (xs, ys) = (vec![1.0; xl], vec![1.0; yl]);
                 let mut out = vec![MaybeUninit::new(f32::NAN); len];
-                assert!(!super::zip_part::<4>(&xs, &ys, &mut out, lanes, tail));
-                assert!(out.iter().all(|v| unsafe { v.assume_init() }.is_nan()));
+                assert!(!super::zip_part::<4>(
+                    &xs,
+                    &ys,
+                    &mut out,
+                    zip,
+                    load_first,
+                    store_first
+                ));
+                assert!(read(&out).iter().all(|x| x.is_nan()));
             }
+            let mut out = vec![MaybeUninit::new(f32::NAN); len + 1];
+            assert!(!super::map_part::<4>(
+                &xs,
+                &mut out,
+                map,
+                load_first,
+                store_first,
+                false
+            ));
+            assert!(read(&out).iter().all(|x| x.is_nan()));
         }
+        // A long input off a vector boundary, aligned: its first elements go through the tail's
+        // vector too, then whole vectors from the boundary, then the tail.
+        let all: Vec<f32> = (0..ALIGNED_FROM + 16).map(|i| i as f32).collect();
+        let at = (1..4)
+            .find(|&at| aligning_lead::<4>(&all[at..]) != 0)
+            .unwrap();
+        let xs = &all[at..at + ALIGNED_FROM + 6];
+        let lead = aligning_lead::<4>(xs);
+        let whole = lead + (xs.len() - lead) / 4 * 4;
+        let mut out = vec![MaybeUninit::new(f32::NAN); xs.len()];
+        assert!(super::map_part::<4>(
+            xs,
+            &mut out,
+            map,
+            load_first,
+            store_first,
+            true
+        ));
+        let want: Vec<f32> = (0..xs.len())
+            .map(|i| xs[i] + if (lead..whole).contains(&i) { 1.0 } else { 0.0 })
+            .collect();
+        assert_eq!(read(&out), want, "aligned map_part");
     }
 
     #[test]
