@@ -82,13 +82,16 @@ pub(crate) fn map(
     op: &'static str,
     x: &Tensor,
     naive: fn(&Tensor) -> Result<Tensor>,
-    grain: Grain,
+    grain: &'static Grain,
     part: impl Fn(&[f32], &mut [MaybeUninit<f32>]) -> bool + Sync,
 ) -> Result<Tensor> {
-    let Some(view) = contiguous_f32(op, x)? else {
+    let Some(view) = f32_view(op, x)? else {
         return naive(x);
     };
-    let xs = view.contiguous().unwrap_or_default();
+    let Some(xs) = view.contiguous() else {
+        drop(view);
+        return naive(x);
+    };
     fill(op, x.shape(), grain, &|start, out| {
         part(&xs[start..start + out.len()], out)
     })
@@ -149,13 +152,16 @@ fn aligning_lead<const N: usize>(xs: &[f32]) -> usize {
 /// Elements from which [`aligning_lead`] peels.
 const ALIGNED_FROM: usize = 4096;
 
-/// The elements of a contiguous `f32` tensor, or `None` (the slow path's inputs).
+/// The elements of an `f32` tensor, borrowed for reading, or `None` for another dtype (the
+/// slow path's inputs, with those whose `contiguous()` is `None`). Contiguity is asked of the
+/// view only: asked before the borrow too, it was read twice (the borrow's atomic increment
+/// orders every load after it).
 #[inline(always)]
-pub(crate) fn contiguous_f32<'t>(
+pub(crate) fn f32_view<'t>(
     op: &'static str,
     x: &'t Tensor,
 ) -> Result<Option<switchyard::HostView<'t, f32>>> {
-    if x.dtype() != DType::F32 || !x.is_contiguous() {
+    if x.dtype() != DType::F32 {
         return Ok(None);
     }
     x.host::<f32>(op).map(Some)
@@ -187,16 +193,16 @@ pub(crate) fn zip(
         };
         Some(rows)
     };
-    let (Some(xv), Some(yv)) = (contiguous_f32(op, x)?, contiguous_f32(op, y)?) else {
+    let (Some(xv), Some(yv)) = (f32_view(op, x)?, f32_view(op, y)?) else {
         return naive(x, y);
     };
-    let (xs, ys) = (
-        xv.contiguous().unwrap_or_default(),
-        yv.contiguous().unwrap_or_default(),
-    );
+    let (Some(xs), Some(ys)) = (xv.contiguous(), yv.contiguous()) else {
+        drop((xv, yv));
+        return naive(x, y);
+    };
     match rows {
         Some(rows) => zip_rows(op, xs, ys, rows, part),
-        None => fill(op, xshape, ELEMENTWISE, &|start, out| {
+        None => fill(op, xshape, &ELEMENTWISE, &|start, out| {
             let range = start..start + out.len();
             part(&xs[range.clone()], &ys[range], out)
         }),
@@ -283,7 +289,7 @@ fn zip_rows(
     } else {
         (small, row)
     };
-    fill(op, shape, ELEMENTWISE, &|start, out| {
+    fill(op, shape, &ELEMENTWISE, &|start, out| {
         let mut all_written = true;
         let mut done = 0;
         while done < out.len() {
@@ -347,11 +353,11 @@ pub(crate) fn zip_part<const N: usize>(
 fn fill(
     op: &'static str,
     shape: &[usize],
-    grain: Grain,
+    grain: &Grain,
     part: &(dyn Fn(usize, &mut [MaybeUninit<f32>]) -> bool + Sync),
 ) -> Result<Tensor> {
     let mut out = Tensor::uninit::<f32>(op, shape)?;
-    if !threads::for_each_part(out.as_mut_slice(), grain, part) {
+    if !threads::for_each_part(out.as_mut_slice(), *grain, part) {
         // A part's iterators ended early: a defect of this module, reported, never exposed
         // (the unwritten tensor is dropped unread).
         return Err(DispatchError::kernel(
@@ -631,10 +637,13 @@ macro_rules! simd_kernels {
         $crate::cpu::simd::template::simd_kernels!(@kernel sum $cpu $needs
             "The sum, as a 0-dimensional tensor.";
             pub fn $name(x: &::switchyard::Tensor) -> ::switchyard::Result<::switchyard::Tensor> {
-                let Some(view) = $crate::cpu::simd::template::contiguous_f32("sum", x)? else {
+                let Some(view) = $crate::cpu::simd::template::f32_view("sum", x)? else {
                     return $crate::cpu::naive::sum_naive(x);
                 };
-                let xs = view.contiguous().unwrap_or_default();
+                let Some(xs) = view.contiguous() else {
+                    drop(view);
+                    return $crate::cpu::naive::sum_naive(x);
+                };
                 let total = $crate::cpu::simd::template::sum_blocks(xs, |superblock| {
                     $crate::cpu::simd::template::superblock_sum(superblock, |runs| lane_sums(runs))
                 });
@@ -646,10 +655,13 @@ macro_rules! simd_kernels {
         $crate::cpu::simd::template::simd_kernels!(@kernel mean $cpu $needs
             "The mean, as a 0-dimensional tensor (NaN when empty).";
             pub fn $name(x: &::switchyard::Tensor) -> ::switchyard::Result<::switchyard::Tensor> {
-                let Some(view) = $crate::cpu::simd::template::contiguous_f32("mean", x)? else {
+                let Some(view) = $crate::cpu::simd::template::f32_view("mean", x)? else {
                     return $crate::cpu::naive::mean_naive(x);
                 };
-                let xs = view.contiguous().unwrap_or_default();
+                let Some(xs) = view.contiguous() else {
+                    drop(view);
+                    return $crate::cpu::naive::mean_naive(x);
+                };
                 let total = $crate::cpu::simd::template::sum_blocks(xs, |superblock| {
                     $crate::cpu::simd::template::superblock_sum(superblock, |runs| lane_sums(runs))
                 });
@@ -678,7 +690,7 @@ macro_rules! simd_kernels {
         $crate::cpu::simd::template::simd_kernels!(@kernel $op $cpu $needs $doc;
             pub fn $name(x: &::switchyard::Tensor) -> ::switchyard::Result<::switchyard::Tensor> {
                 let naive = $crate::cpu::naive::$naive;
-                let grain = $crate::cpu::simd::template::$grain;
+                let grain = &$crate::cpu::simd::template::$grain;
                 $crate::cpu::simd::template::map(stringify!($op), x, naive, grain, |xs, out| {
                     $crate::cpu::simd::template::map_part(xs, out, |a| store($op(load(a))),
                         |xs| load_first(xs), |out, lanes| store_first(out, lanes), $align)
