@@ -113,7 +113,7 @@ fn relu_backward_passes_the_gradient_where_the_output_is_nan() {
         &ops::to_dtype(&out, DType::F64),
     );
     assert_eq!(got64.to_vec::<f64>(), want.map(f64::from));
-    // Every length through the SIMD lanes and their scalar tail.
+    // Every length through the SIMD lanes and their tail.
     for n in [1, 7, 8, 9, 17, 33] {
         let grad = Tensor::from_vec(vec![3.0f32; n], &[n]).unwrap();
         let out = Tensor::from_vec(vec![f32::NAN; n], &[n]).unwrap();
