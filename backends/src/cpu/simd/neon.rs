@@ -7,7 +7,6 @@
 #![allow(unsafe_code)] // the load/store intrinsics below, and the macro's target-feature entries
 
 use std::arch::aarch64::*;
-use std::mem::MaybeUninit;
 
 use switchyard::{Result, Tensor, kernel};
 
@@ -16,6 +15,8 @@ use super::math_f32::{
     SIGMOID_HI, TANH_2X_HI, TANH_SMALL, TANH_T,
 };
 use super::template::{SUM_LANES, lane_sums_of, simd_kernels};
+// A tail's first lanes: copied in and out (no masked loads and stores here).
+use super::template::{padded as load_first, write_first as store_first};
 
 /// `f32` lanes of one vector.
 pub const LANES: usize = 4;
@@ -34,19 +35,6 @@ fn store(value: float32x4_t) -> [f32; LANES] {
     // SAFETY: `lanes` is 4 writable `f32`; `vst1q` has no alignment requirement beyond `f32`'s.
     unsafe { vst1q_f32(lanes.as_mut_ptr(), value) };
     lanes
-}
-
-/// `xs` (fewer than `LANES` elements) in the first lanes, zeros in the rest (no masked load
-/// here: copied).
-#[inline]
-fn load_first(xs: &[f32]) -> [f32; LANES] {
-    super::template::padded(xs)
-}
-
-/// The first `out.len()` (fewer than `LANES`) lanes into `out`.
-#[inline]
-fn store_first(out: &mut [MaybeUninit<f32>], lanes: [f32; LANES]) {
-    super::template::write_first(out, lanes);
 }
 
 #[inline]

@@ -17,11 +17,12 @@
 #![allow(unsafe_code)] // the load/store intrinsics below
 
 use core::arch::wasm32::*;
-use core::mem::MaybeUninit;
 
 use switchyard::{Result, Tensor, kernel};
 
 use super::template::{SUM_LANES, lane_sums_of, simd_kernels};
+// A tail's first lanes: copied in and out (no masked loads and stores here).
+use super::template::{padded as load_first, write_first as store_first};
 
 /// `f32` lanes of one vector.
 pub const LANES: usize = 4;
@@ -38,19 +39,6 @@ fn store(value: v128) -> [f32; LANES] {
     // SAFETY: `lanes` is 16 writable bytes; `v128_store` has no alignment requirement.
     unsafe { v128_store(lanes.as_mut_ptr().cast::<v128>(), value) };
     lanes
-}
-
-/// `xs` (fewer than `LANES` elements) in the first lanes, zeros in the rest (no masked load
-/// here: copied).
-#[inline]
-fn load_first(xs: &[f32]) -> [f32; LANES] {
-    super::template::padded(xs)
-}
-
-/// The first `out.len()` (fewer than `LANES`) lanes into `out`.
-#[inline]
-fn store_first(out: &mut [MaybeUninit<f32>], lanes: [f32; LANES]) {
-    super::template::write_first(out, lanes);
 }
 
 #[inline]
