@@ -24,14 +24,14 @@ pub const LANES: usize = 8;
 
 #[inline]
 #[target_feature(enable = "avx")]
-fn load(chunk: &[f32; LANES]) -> __m256 {
+pub(super) fn load(chunk: &[f32; LANES]) -> __m256 {
     // SAFETY: `chunk` is 8 readable `f32`; `loadu` has no alignment requirement.
     unsafe { _mm256_loadu_ps(chunk.as_ptr()) }
 }
 
 #[inline]
 #[target_feature(enable = "avx")]
-fn store(value: __m256) -> [f32; LANES] {
+pub(super) fn store(value: __m256) -> [f32; LANES] {
     let mut lanes = [0.0; LANES];
     // SAFETY: `lanes` is 8 writable `f32`; `storeu` has no alignment requirement.
     unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), value) };
@@ -55,7 +55,7 @@ fn first_lanes(n: usize) -> __m256i {
 /// `xs` (fewer than `LANES` elements) in the first lanes, zeros in the rest.
 #[inline]
 #[target_feature(enable = "avx")]
-fn load_first(xs: &[f32]) -> [f32; LANES] {
+pub(super) fn load_first(xs: &[f32]) -> [f32; LANES] {
     // SAFETY: the mask enables the first `min(len, 8)` lanes only, and a masked load reads
     // (and can fault on) enabled lanes alone: every element read is one of `xs`'s.
     store(unsafe { _mm256_maskload_ps(xs.as_ptr(), first_lanes(xs.len())) })
@@ -64,7 +64,7 @@ fn load_first(xs: &[f32]) -> [f32; LANES] {
 /// The first `out.len()` (fewer than `LANES`) lanes into `out`.
 #[inline]
 #[target_feature(enable = "avx")]
-fn store_first(out: &mut [MaybeUninit<f32>], lanes: [f32; LANES]) {
+pub(super) fn store_first(out: &mut [MaybeUninit<f32>], lanes: [f32; LANES]) {
     // SAFETY: the mask enables the first `min(len, 8)` lanes only, and a masked store writes
     // enabled lanes alone: every element written is one of `out`'s, which are writable.
     unsafe {
@@ -78,25 +78,25 @@ fn store_first(out: &mut [MaybeUninit<f32>], lanes: [f32; LANES]) {
 
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn add(a: __m256, b: __m256) -> __m256 {
+pub(super) fn add(a: __m256, b: __m256) -> __m256 {
     _mm256_add_ps(a, b)
 }
 
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn sub(a: __m256, b: __m256) -> __m256 {
+pub(super) fn sub(a: __m256, b: __m256) -> __m256 {
     _mm256_sub_ps(a, b)
 }
 
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn mul(a: __m256, b: __m256) -> __m256 {
+pub(super) fn mul(a: __m256, b: __m256) -> __m256 {
     _mm256_mul_ps(a, b)
 }
 
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn div(a: __m256, b: __m256) -> __m256 {
+pub(super) fn div(a: __m256, b: __m256) -> __m256 {
     _mm256_div_ps(a, b)
 }
 
@@ -119,7 +119,7 @@ fn relu(a: __m256) -> __m256 {
 /// comparison is false for a NaN `out`, so `grad` passes there, bit for bit.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn relu_backward(grad: __m256, out: __m256) -> __m256 {
+pub(super) fn relu_backward(grad: __m256, out: __m256) -> __m256 {
     let at_most_zero = _mm256_cmp_ps::<_CMP_LE_OQ>(out, _mm256_setzero_ps());
     _mm256_andnot_ps(at_most_zero, grad)
 }

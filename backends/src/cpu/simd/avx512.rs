@@ -7,8 +7,11 @@
 //! result's buffer was a 16-byte-aligned `Vec` and every 64-byte access split a cache line; the
 //! host allocator now hands out 64-byte-aligned blocks (and the worker threads split work at
 //! 256-byte boundaries), and ndarray's 512-bit loops measured 1.45–1.7× the AVX2 kernels at 1K
-//! elements on a Zen 5 CPU, so the variants are back. Only AVX-512F instructions are used (no
-//! DQ or VL), so every AVX-512 CPU runs them.
+//! elements on a Zen 5 CPU, so the variants are back. Past L1 the two-operand elementwise ops
+//! (`add`, `sub`, `mul`, `div`, `relu_backward`) were again slower at 512 bits on an Intel Xeon
+//! (64K elements: 7.1 against 5.9 µs), so parts longer than 4096 elements run on the AVX2 lane
+//! helpers (`narrow = avx2 past 4096` below; AVX-512F implies AVX2 and FMA). Only AVX-512F
+//! instructions are used (no DQ or VL), so every AVX-512 CPU runs them.
 //!
 //! The transcendental ops take the AVX2 variants' steps (`simd::math_f32`), with `scalef` for
 //! the scaling by `2^k` (one rounding, as the AVX2 variants' two exact factors): the same
@@ -22,6 +25,7 @@ use std::mem::MaybeUninit;
 
 use switchyard::{Result, Tensor, kernel};
 
+use super::avx2;
 use super::math_f32::{
     EXP_HI, EXP_LO, EXP_PLAIN, EXP_Q, LN2_HI, LN2_LO, LOG_P, LOG_SPLIT, LOG_SUBNORMAL_SCALE, LOG2E,
     SHIFTER, SIGMOID_HI, TANH_2X_HI, TANH_SMALL, TANH_T,
@@ -390,7 +394,7 @@ fn add_part(
 
 // One kernel per line, so that each registration's `file:line` in dumps is its own.
 simd_kernels! {
-    cpu = "avx512f", needs = "AVX-512F";
+    cpu = "avx512f", needs = "AVX-512F", narrow = avx2 past 4096;
     add_avx512 = add,
     sub_avx512 = sub,
     mul_avx512 = mul,

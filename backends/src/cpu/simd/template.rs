@@ -561,57 +561,71 @@ pub(crate) fn superblock_sum(
 /// module docs): `simd_kernels!(cpu = "avx2,fma", needs = "AVX2 and FMA"; add_avx2 = add, …)`
 /// registers `add_avx2` for `add` with `cpu = "avx2,fma"` and `#[target_feature(enable =
 /// "avx2,fma")]` (on wasm32, where the whole module is built with `simd128`, no
-/// `#[target_feature]`). Each op (`add` `sub` `mul` `div` `neg` `relu` `exp` `log` `tanh` `sigmoid` `sum` `mean`) has its
-/// line below: its doc and which driver it takes.
+/// `#[target_feature]`). Each op (`add` `sub` `mul` `div` `neg` `relu` `exp` `log` `tanh`
+/// `sigmoid` `relu_backward` `sum` `mean`) has its line below: its doc and which driver it takes.
+///
+/// `narrow = avx2 past 4096` (after `needs`) runs the two-operand elementwise ops' parts longer
+/// than 4096 elements on the lane helpers of the module `avx2` instead (a narrower vector whose
+/// features the kernel's imply): on the AVX-512 CPU this was measured on, 512-bit loops over two
+/// inputs and an output that no longer fit L1 (48 KB: 4096 elements each) ran 15–20 % slower
+/// than 256-bit ones, while within L1 they ran faster (benches/README.md). The same IEEE
+/// operations: the same bits.
 macro_rules! simd_kernels {
+    (cpu = $cpu:tt, needs = $needs:tt, narrow = $narrow:ident past $from:literal;
+        $($name:ident = $op:ident),+ $(,)?) => {
+        $crate::cpu::simd::template::simd_kernels!(@each $cpu $needs [$narrow $from]; $($name = $op),+);
+    };
     (cpu = $cpu:tt, needs = $needs:tt; $($name:ident = $op:ident),+ $(,)?) => {
-        $($crate::cpu::simd::template::simd_kernels!(@$op $name $cpu $needs);)+
+        $crate::cpu::simd::template::simd_kernels!(@each $cpu $needs []; $($name = $op),+);
+    };
+    (@each $cpu:tt $needs:tt $narrow:tt; $($name:ident = $op:ident),+) => {
+        $($crate::cpu::simd::template::simd_kernels!(@$op $name $cpu $needs $narrow);)+
     };
 
-    (@add $name:ident $cpu:tt $needs:tt) => {
-        $crate::cpu::simd::template::simd_kernels!(@binary add add_naive $name $cpu $needs "`x + y`.");
+    (@add $name:ident $cpu:tt $needs:tt $narrow:tt) => {
+        $crate::cpu::simd::template::simd_kernels!(@binary add add_naive $name $cpu $needs $narrow "`x + y`.");
     };
-    (@sub $name:ident $cpu:tt $needs:tt) => {
-        $crate::cpu::simd::template::simd_kernels!(@binary sub sub_naive $name $cpu $needs "`x - y`.");
+    (@sub $name:ident $cpu:tt $needs:tt $narrow:tt) => {
+        $crate::cpu::simd::template::simd_kernels!(@binary sub sub_naive $name $cpu $needs $narrow "`x - y`.");
     };
-    (@mul $name:ident $cpu:tt $needs:tt) => {
-        $crate::cpu::simd::template::simd_kernels!(@binary mul mul_naive $name $cpu $needs "`x * y`.");
+    (@mul $name:ident $cpu:tt $needs:tt $narrow:tt) => {
+        $crate::cpu::simd::template::simd_kernels!(@binary mul mul_naive $name $cpu $needs $narrow "`x * y`.");
     };
-    (@div $name:ident $cpu:tt $needs:tt) => {
-        $crate::cpu::simd::template::simd_kernels!(@binary div div_naive $name $cpu $needs "`x / y`.");
+    (@div $name:ident $cpu:tt $needs:tt $narrow:tt) => {
+        $crate::cpu::simd::template::simd_kernels!(@binary div div_naive $name $cpu $needs $narrow "`x / y`.");
     };
-    (@neg $name:ident $cpu:tt $needs:tt) => {
+    (@neg $name:ident $cpu:tt $needs:tt $narrow:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary neg neg_naive $name $cpu $needs
             "`-x`: the sign bit flipped, NaN included, as scalar negation does.";
             ELEMENTWISE; false);
     };
-    (@relu $name:ident $cpu:tt $needs:tt) => {
+    (@relu $name:ident $cpu:tt $needs:tt $narrow:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary relu relu_naive $name $cpu $needs
             "`max(x, 0)`, NaN kept."; ELEMENTWISE; false);
     };
     // The transcendental ops, whose arithmetic outweighs their loads, align their loads
     // (`map_part`'s `align`).
-    (@exp $name:ident $cpu:tt $needs:tt) => {
+    (@exp $name:ident $cpu:tt $needs:tt $narrow:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary exp exp_naive $name $cpu $needs
             "`e^x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`).";
             TRANSCENDENTAL; true);
     };
-    (@log $name:ident $cpu:tt $needs:tt) => {
+    (@log $name:ident $cpu:tt $needs:tt $narrow:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary log log_naive $name $cpu $needs
             "`ln x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`).";
             TRANSCENDENTAL; true);
     };
-    (@tanh $name:ident $cpu:tt $needs:tt) => {
+    (@tanh $name:ident $cpu:tt $needs:tt $narrow:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary tanh tanh_naive $name $cpu $needs
             "`tanh x` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`).";
             TRANSCENDENTAL; true);
     };
-    (@sigmoid $name:ident $cpu:tt $needs:tt) => {
+    (@sigmoid $name:ident $cpu:tt $needs:tt $narrow:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@unary sigmoid sigmoid_naive $name $cpu $needs
             "`1 / (1 + e^−x)` in `f32`, within 1 ulp of the exact value (see `simd::math_f32`).";
             TRANSCENDENTAL; true);
     };
-    (@relu_backward $name:ident $cpu:tt $needs:tt) => {
+    (@relu_backward $name:ident $cpu:tt $needs:tt $narrow:tt) => {
         // Anything but two contiguous `f32` tensors of one shape goes below `CpuSimd`: the op
         // has no naive kernel, so its body (the decomposition) serves it there.
         $crate::cpu::simd::template::simd_kernels!(@kernel relu_backward $cpu $needs
@@ -626,14 +640,12 @@ macro_rules! simd_kernels {
                         keys.below(::switchyard::DispatchKey::CpuSimd), grad, out)
                 };
                 $crate::cpu::simd::template::zip("relu_backward", grad, out, below, |gs, os, res| {
-                    $crate::cpu::simd::template::zip_part(gs, os, res, |g, o| {
-                        store(relu_backward(load(g), load(o)))
-                    }, |xs| load_first(xs), |out, lanes| store_first(out, lanes))
+                    $crate::cpu::simd::template::simd_kernels!(@zip_part $narrow relu_backward gs os res)
                 })
             }
         );
     };
-    (@sum $name:ident $cpu:tt $needs:tt) => {
+    (@sum $name:ident $cpu:tt $needs:tt $narrow:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@kernel sum $cpu $needs
             "The sum, as a 0-dimensional tensor.";
             pub fn $name(x: &::switchyard::Tensor) -> ::switchyard::Result<::switchyard::Tensor> {
@@ -651,7 +663,7 @@ macro_rules! simd_kernels {
             }
         );
     };
-    (@mean $name:ident $cpu:tt $needs:tt) => {
+    (@mean $name:ident $cpu:tt $needs:tt $narrow:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@kernel mean $cpu $needs
             "The mean, as a 0-dimensional tensor (NaN when empty).";
             pub fn $name(x: &::switchyard::Tensor) -> ::switchyard::Result<::switchyard::Tensor> {
@@ -670,7 +682,7 @@ macro_rules! simd_kernels {
         );
     };
 
-    (@binary $op:ident $naive:ident $name:ident $cpu:tt $needs:tt $doc:tt) => {
+    (@binary $op:ident $naive:ident $name:ident $cpu:tt $needs:tt $narrow:tt $doc:tt) => {
         $crate::cpu::simd::template::simd_kernels!(@kernel $op $cpu $needs $doc;
             pub fn $name(
                 x: &::switchyard::Tensor,
@@ -678,9 +690,7 @@ macro_rules! simd_kernels {
             ) -> ::switchyard::Result<::switchyard::Tensor> {
                 let naive = $crate::cpu::naive::$naive;
                 $crate::cpu::simd::template::zip(stringify!($op), x, y, naive, |xs, ys, out| {
-                    $crate::cpu::simd::template::zip_part(xs, ys, out, |a, b| {
-                        store($op(load(a), load(b)))
-                    }, |xs| load_first(xs), |out, lanes| store_first(out, lanes))
+                    $crate::cpu::simd::template::simd_kernels!(@zip_part $narrow $op xs ys out)
                 })
             }
         );
@@ -697,6 +707,21 @@ macro_rules! simd_kernels {
                 })
             }
         );
+    };
+
+    // A two-operand op's part on this ISA's lanes, or past `$from` elements on `$narrow`'s.
+    (@zip_part [] $op:ident $xs:ident $ys:ident $out:ident) => {
+        $crate::cpu::simd::template::zip_part($xs, $ys, $out, |a, b| store($op(load(a), load(b))),
+            |xs| load_first(xs), |out, lanes| store_first(out, lanes))
+    };
+    (@zip_part [$narrow:ident $from:literal] $op:ident $xs:ident $ys:ident $out:ident) => {
+        if $out.len() <= $from {
+            $crate::cpu::simd::template::simd_kernels!(@zip_part [] $op $xs $ys $out)
+        } else {
+            $crate::cpu::simd::template::zip_part($xs, $ys, $out,
+                |a, b| $narrow::store($narrow::$op($narrow::load(a), $narrow::load(b))),
+                |xs| $narrow::load_first(xs), |out, lanes| $narrow::store_first(out, lanes))
+        }
     };
 
     // The registration and the features, the same for every kernel of the instruction set.
