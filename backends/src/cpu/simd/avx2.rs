@@ -42,10 +42,11 @@ pub(super) fn store(value: __m256) -> [f32; LANES] {
 /// a vector's first `n` lanes, one load (building it from `n` takes a dozen instructions).
 static FIRST_LANES: [i32; 2 * LANES] = [-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0];
 
-/// The mask of a vector's first `n.min(LANES)` lanes.
+/// The mask of a vector's first `n.min(LANES)` lanes (every masked access of the AVX2 kernels
+/// takes its mask here).
 #[inline]
 #[target_feature(enable = "avx")]
-fn first_lanes(n: usize) -> __m256i {
+pub(super) fn first_lanes(n: usize) -> __m256i {
     let from = LANES - n.min(LANES);
     // SAFETY: `from + LANES ≤ 2 · LANES`: 8 readable `i32`; `loadu` has no alignment
     // requirement.

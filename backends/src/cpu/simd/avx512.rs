@@ -51,9 +51,11 @@ fn store(value: __m512) -> [f32; LANES] {
     lanes
 }
 
-/// The mask of a vector's first `n.min(LANES)` lanes.
+/// The mask of a vector's first `n.min(LANES)` lanes (every masked access of the AVX-512
+/// kernels takes its mask here).
 #[inline]
-fn first_lanes(n: usize) -> __mmask16 {
+pub(super) fn first_lanes(n: usize) -> __mmask16 {
+    // `n.min(16) ≤ 16`: the shift stays below 32 bits, and the value fits 16.
     ((1u32 << n.min(LANES)) - 1) as __mmask16
 }
 

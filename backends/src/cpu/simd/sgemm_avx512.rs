@@ -7,6 +7,7 @@
 
 use std::arch::x86_64::*;
 
+use super::avx512::first_lanes;
 use super::sgemm::{Microkernel, Tile};
 
 /// The 14 × 32 AVX-512F tile.
@@ -54,9 +55,7 @@ unsafe impl Microkernel for Avx512 {
 
 /// The lanes of a 16-lane vector that hold columns `from..cols` of the tile (none, some, all).
 fn column_mask(cols: usize, from: usize) -> __mmask16 {
-    let lanes = cols.saturating_sub(from).min(16);
-    // `lanes ≤ 16`: the shift stays below 32 bits, and the value fits 16.
-    ((1u32 << lanes) - 1) as __mmask16
+    first_lanes(cols.saturating_sub(from))
 }
 
 /// # Safety

@@ -20,7 +20,7 @@ use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
 use super::sgemm::{Microkernel, Strided};
-use super::{sgemm_avx2::Avx2, sgemm_avx512::Avx512};
+use super::{avx2, avx512, sgemm_avx2::Avx2, sgemm_avx512::Avx512};
 
 /// The widest `y` these kernels take.
 pub(crate) const NARROW: usize = 4;
@@ -261,13 +261,7 @@ unsafe fn dot_avx2<const R: usize, const N: usize>(
             whole,
             rows.tails.map(|tail| {
                 // Lanes at or past the tail's length are zero, read nowhere.
-                let lanes = |from: usize| {
-                    let count = tail.len().saturating_sub(from).min(8) as i32;
-                    _mm256_cmpgt_epi32(
-                        _mm256_set1_epi32(count),
-                        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                    )
-                };
+                let lanes = |from: usize| avx2::first_lanes(tail.len().saturating_sub(from));
                 let at = tail.as_ptr();
                 // SAFETY: the lanes the masks select are elements of `tail` (fewer than its
                 // length from `at` and from `at + 8`); `maskload` neither reads nor faults on the
@@ -318,8 +312,7 @@ unsafe fn dot_avx512<const R: usize, const N: usize>(
         step(
             whole,
             rows.tails.map(|tail| {
-                // `tail.len() < 16`: the shift stays below 16 bits.
-                let lanes = ((1u32 << tail.len()) - 1) as __mmask16;
+                let lanes = avx512::first_lanes(tail.len());
                 // SAFETY: the lanes the mask selects are the elements of `tail`; a masked load
                 // neither reads nor faults on the others (they are zero).
                 unsafe { _mm512_maskz_loadu_ps(lanes, tail.as_ptr()) }
@@ -367,13 +360,7 @@ unsafe fn columns_avx2(
         chains_avx2(k, load, y, block.len())
     } else {
         // The lanes of the last block's rows in each vector; `count < 16`.
-        let lanes = [0, 8].map(|from| {
-            let rows = count.saturating_sub(from).min(8) as i32;
-            _mm256_cmpgt_epi32(
-                _mm256_set1_epi32(rows),
-                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-            )
-        });
+        let lanes = [0, 8].map(|from| avx2::first_lanes(count.saturating_sub(from)));
         let load = |p: usize| {
             let at = x[first + p * col_stride..][..count].as_ptr();
             // SAFETY: the lanes the masks select are the column's `count` elements (fewer than
@@ -417,8 +404,7 @@ unsafe fn columns_avx512(
         chains_avx512(k, load, y, block.len())
     } else {
         // The lanes of the last block's rows in each vector; `count < 32`, each under 17.
-        let lanes =
-            [0, 16].map(|from| ((1u32 << count.saturating_sub(from).min(16)) - 1) as __mmask16);
+        let lanes = [0, 16].map(|from| avx512::first_lanes(count.saturating_sub(from)));
         let load = |p: usize| {
             let at = x[first + p * col_stride..][..count].as_ptr();
             // SAFETY: the lanes the masks select are the column's `count` elements (fewer than
