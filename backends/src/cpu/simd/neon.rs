@@ -16,7 +16,7 @@ use super::math_f32::{
 };
 use super::template::{SUM_LANES, lane_sums_of, simd_kernels};
 // A tail's first lanes: copied in and out (no masked loads and stores here).
-use super::template::{padded as load_first, write_first as store_first};
+use super::template::{padded as load_first, write_lanes as store_first};
 
 /// `f32` lanes of one vector.
 pub const LANES: usize = 4;

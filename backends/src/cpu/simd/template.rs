@@ -3,7 +3,7 @@
 //! An ISA file holds only what differs between instruction sets, its *lane helpers*: `load` and
 //! `store` (an `[f32; LANES]` to a vector and back), `load_first` and `store_first` (a slice
 //! shorter than a vector to its first lanes, zeros in the rest, and back: masked on x86,
-//! [`padded`] and [`write_first`] elsewhere), one function per elementwise op over whole
+//! [`padded`] and [`write_lanes`] elsewhere), one function per elementwise op over whole
 //! vectors (`add(a, b)`, `sub`, `mul`, `div`, `neg(a)`, `relu`, `exp`, `log`, `tanh`,
 //! `sigmoid`) and `lane_sums(runs)`, the [`SUM_LANES`] `f64` lane sums of a superblock (each
 //! block's `f32` accumulators, in `f64`). [`simd_kernels!`] writes the kernels themselves: each
@@ -126,9 +126,7 @@ pub(crate) fn map_part<const N: usize>(
     let (chunks, tail) = xs.as_chunks::<N>();
     let (out_chunks, out_tail) = out.as_chunks_mut::<N>();
     for (slots, chunk) in out_chunks.iter_mut().zip(chunks) {
-        for (slot, value) in slots.iter_mut().zip(f(chunk)) {
-            slot.write(value);
-        }
+        write_lanes(slots, f(chunk));
     }
     if !tail.is_empty() {
         store_first(out_tail, f(&load_first(tail)));
@@ -329,9 +327,7 @@ pub(crate) fn zip_part<const N: usize>(
     let ((xc, xt), (yc, yt)) = (xs.as_chunks::<N>(), ys.as_chunks::<N>());
     let (out_chunks, out_tail) = out.as_chunks_mut::<N>();
     for ((slots, a), b) in out_chunks.iter_mut().zip(xc).zip(yc) {
-        for (slot, value) in slots.iter_mut().zip(f(a, b)) {
-            slot.write(value);
-        }
+        write_lanes(slots, f(a, b));
     }
     if !xt.is_empty() {
         store_first(out_tail, f(&load_first(xt), &load_first(yt)));
@@ -385,11 +381,10 @@ pub(crate) fn padded<const N: usize>(xs: &[f32]) -> [f32; N] {
     lanes
 }
 
-/// The first `out.len()` (fewer than `N`) lanes into `out`: `store_first` for an ISA without
-/// masked stores.
-#[cfg_attr(target_arch = "x86_64", allow(dead_code))] // x86 stores with a mask
+/// The first `out.len().min(N)` lanes into `out`: a whole vector's store in the drivers, and
+/// `store_first` for an ISA without masked stores.
 #[inline(always)]
-pub(crate) fn write_first<const N: usize>(out: &mut [MaybeUninit<f32>], lanes: [f32; N]) {
+pub(crate) fn write_lanes<const N: usize>(out: &mut [MaybeUninit<f32>], lanes: [f32; N]) {
     for (slot, value) in out.iter_mut().zip(lanes) {
         slot.write(value);
     }
@@ -709,19 +704,22 @@ macro_rules! simd_kernels {
         );
     };
 
-    // A two-operand op's part on this ISA's lanes, or past `$from` elements on `$narrow`'s.
+    // A two-operand op's part on this ISA's lanes (`self`), or past `$from` elements on
+    // `$narrow`'s.
     (@zip_part [] $op:ident $xs:ident $ys:ident $out:ident) => {
-        $crate::cpu::simd::template::zip_part($xs, $ys, $out, |a, b| store($op(load(a), load(b))),
-            |xs| load_first(xs), |out, lanes| store_first(out, lanes))
+        $crate::cpu::simd::template::simd_kernels!(@zip_lanes self $op $xs $ys $out)
     };
     (@zip_part [$narrow:ident $from:literal] $op:ident $xs:ident $ys:ident $out:ident) => {
         if $out.len() <= $from {
-            $crate::cpu::simd::template::simd_kernels!(@zip_part [] $op $xs $ys $out)
+            $crate::cpu::simd::template::simd_kernels!(@zip_lanes self $op $xs $ys $out)
         } else {
-            $crate::cpu::simd::template::zip_part($xs, $ys, $out,
-                |a, b| $narrow::store($narrow::$op($narrow::load(a), $narrow::load(b))),
-                |xs| $narrow::load_first(xs), |out, lanes| $narrow::store_first(out, lanes))
+            $crate::cpu::simd::template::simd_kernels!(@zip_lanes $narrow $op $xs $ys $out)
         }
+    };
+    (@zip_lanes $lanes:ident $op:ident $xs:ident $ys:ident $out:ident) => {
+        $crate::cpu::simd::template::zip_part($xs, $ys, $out,
+            |a, b| $lanes::store($lanes::$op($lanes::load(a), $lanes::load(b))),
+            |xs| $lanes::load_first(xs), |out, lanes| $lanes::store_first(out, lanes))
     };
 
     // The registration and the features, the same for every kernel of the instruction set.
@@ -808,36 +806,28 @@ pub(crate) mod tests {
         // A tail's vector comes in 1 lower than whole vectors do, so which path wrote an
         // element shows.
         let load_first = |xs: &[f32]| super::padded::<4>(xs).map(|x| x - 1.0);
-        let store_first = |out: &mut [MaybeUninit<f32>], lanes| super::write_first::<4>(out, lanes);
+        let store_first = |out: &mut [MaybeUninit<f32>], lanes| super::write_lanes::<4>(out, lanes);
         let zip = |a: &[f32; 4], b: &[f32; 4]| std::array::from_fn(|i| a[i] + b[i] + 1.0);
         let map = |a: &[f32; 4]| a.map(|x| x + 1.0);
+        let zip_into = |xs: &[f32], ys: &[f32], out: &mut [MaybeUninit<f32>]| {
+            super::zip_part::<4>(xs, ys, out, zip, load_first, store_first)
+        };
+        let map_into = |xs: &[f32], out: &mut [MaybeUninit<f32>], align: bool| {
+            super::map_part::<4>(xs, out, map, load_first, store_first, align)
+        };
         for len in 0..=13 {
             let xs: Vec<f32> = (0..len).map(|i| 10.0 * i as f32).collect();
             let ys = vec![0.5; len];
             let whole = len / 4 * 4;
             let mut out = vec![MaybeUninit::new(f32::NAN); len];
-            assert!(super::zip_part::<4>(
-                &xs,
-                &ys,
-                &mut out,
-                zip,
-                load_first,
-                store_first
-            ));
+            assert!(zip_into(&xs, &ys, &mut out));
             let want: Vec<f32> = (0..len)
                 .map(|i| 10.0 * i as f32 + if i < whole { 1.5 } else { -0.5 })
                 .collect();
             assert_eq!(read(&out), want, "zip_part, length {len}");
             for align in [false, true] {
                 let mut out = vec![MaybeUninit::new(f32::NAN); len];
-                assert!(super::map_part::<4>(
-                    &xs,
-                    &mut out,
-                    map,
-                    load_first,
-                    store_first,
-                    align
-                ));
+                assert!(map_into(&xs, &mut out, align));
                 let want: Vec<f32> = (0..len)
                     .map(|i| 10.0 * i as f32 + if i < whole { 1.0 } else { 0.0 })
                     .collect();
@@ -847,25 +837,11 @@ pub(crate) mod tests {
             for (xl, yl) in [(len + 1, len), (len, len + 1)] {
                 let (xs, ys) = (vec![1.0; xl], vec![1.0; yl]);
                 let mut out = vec![MaybeUninit::new(f32::NAN); len];
-                assert!(!super::zip_part::<4>(
-                    &xs,
-                    &ys,
-                    &mut out,
-                    zip,
-                    load_first,
-                    store_first
-                ));
+                assert!(!zip_into(&xs, &ys, &mut out));
                 assert!(read(&out).iter().all(|x| x.is_nan()));
             }
             let mut out = vec![MaybeUninit::new(f32::NAN); len + 1];
-            assert!(!super::map_part::<4>(
-                &xs,
-                &mut out,
-                map,
-                load_first,
-                store_first,
-                false
-            ));
+            assert!(!map_into(&xs, &mut out, false));
             assert!(read(&out).iter().all(|x| x.is_nan()));
         }
         // A long input off a vector boundary, aligned: its first elements go through the tail's
@@ -878,14 +854,7 @@ pub(crate) mod tests {
         let lead = aligning_lead::<4>(xs);
         let whole = lead + (xs.len() - lead) / 4 * 4;
         let mut out = vec![MaybeUninit::new(f32::NAN); xs.len()];
-        assert!(super::map_part::<4>(
-            xs,
-            &mut out,
-            map,
-            load_first,
-            store_first,
-            true
-        ));
+        assert!(map_into(xs, &mut out, true));
         let want: Vec<f32> = (0..xs.len())
             .map(|i| xs[i] + if (lead..whole).contains(&i) { 1.0 } else { 0.0 })
             .collect();
