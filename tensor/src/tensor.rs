@@ -155,7 +155,7 @@ impl Tensor {
         }
     }
 
-    /// A header built from a holder already made (`Tensor::uninit` builds its own). Callers
+    /// A header built from a holder already made (`contiguous_host` builds its own). Callers
     /// have checked the invariants above.
     #[allow(clippy::too_many_arguments)] // the header's fields, each named by its caller
     #[inline]
