@@ -3,11 +3,13 @@
 //! 6 × 16 with AVX2+FMA (`sgemm_avx2.rs`, 12 accumulators), 14 × 32 with AVX-512F
 //! (`sgemm_avx512.rs`, 28 accumulators of the 32 registers).
 //!
-//! Blocking: for each block of `KC` rows and up to `NC_SHARED` columns of `y`, the block is
-//! packed into panels `NR` columns wide (zero-padded at the right edge), once for all threads
-//! when it is large (every thread packing a share of its panels), else by each band of rows for
-//! itself; then each band (a thread's rows) meets the whole block, block of rows by block, each
-//! panel meeting every strip of `MR` rows of `x` in the block. `x` is read one of two ways
+//! Blocking: the rows of the result are cut into bands, one a thread, and each band runs the
+//! whole product in one parallel section: for each block of `KC` rows and up to `NC` columns of
+//! `y`, the band packs the block into panels `NR` columns wide (zero-padded at the right edge)
+//! for itself, then meets it block of rows by block, each panel meeting every strip of `MR` rows
+//! of `x` in the block. Packing a block once for all threads saved copies but cost more: two
+//! waits for every thread per block, and each core then read the half of the panels the other
+//! had written, out of the other's cache. `x` is read one of two ways
 //! ([`ReadX`]). In place, each element is broadcast from memory and a block is one strip, which
 //! stays in L1 while it meets every panel of a 256-column sub-block of `y` (in L2): no copy at
 //! all, for products that fit the caches with contiguous rows. Packed, a block of `MC` rows by
@@ -37,11 +39,11 @@ const KC: usize = 256;
 /// Columns of `y` a strip of `x` read in place meets before the next strip (a multiple of every
 /// microkernel's `NR`): the sub-block (256 KB) stays in L2 while the strips pass.
 const NC_IN_PLACE: usize = 256;
-/// Columns of `y` per block: `KC` rows by this many columns are packed (once for all threads
-/// when large) and met by every band. Packed, each block of `x` meets all of them, so its copy is
-/// paid once per 4096 columns (the panels come from L3; each stays in L1 while the block's
-/// strips pass); in place, a strip meets them `NC_IN_PLACE` columns at a time.
-const NC_SHARED: usize = 4096;
+/// Columns of `y` per block: `KC` rows by this many columns are packed by a band and met by it.
+/// Packed, each block of `x` meets all of them, so its copy is paid once per 4096 columns (the
+/// panels come from L2 or L3; each stays in L1 while the block's strips pass); in place, a strip
+/// meets them `NC_IN_PLACE` columns at a time.
+const NC: usize = 4096;
 /// Rows of `x` per packed block, before rounding up to the tile's `MR`: the block (64 × `KC`,
 /// 64 KB) stays in L2 while the panels pass.
 const MC: usize = 64;
@@ -123,7 +125,7 @@ pub(crate) unsafe trait Microkernel {
     /// Rows of the register tile.
     const MR: usize;
     /// Columns of the register tile and of a packed panel (dividing `NC_IN_PLACE` and
-    /// `NC_SHARED`).
+    /// `NC`).
     const NR: usize;
     /// Whether the running CPU has the features `run` needs.
     fn detected() -> bool;
@@ -141,11 +143,8 @@ pub(crate) unsafe trait Microkernel {
 /// microkernel `K`, reading `x` as `read_x` says; the rows cut into bands by `bands` (one thread
 /// each, `threads::for_each_part`; a multiple of `K::MR` rows).
 ///
-/// Block after block of `y` (`KC` rows by `NC_SHARED` columns) is packed into panels and met
-/// by every band. A large block is packed once, by every thread a share of its panels, then
-/// shared: no thread packs what another already has. A small one (below
-/// `PACK_PARALLEL_FROM`) each band packs for itself, at once: waking the other threads twice
-/// per block would cost more than the copies it saves.
+/// Each band packs every block of `y` for itself ([`band_times_y`]), so the threads meet once
+/// per product, at its end.
 pub(crate) fn sgemm<K: Microkernel>(
     (m, k, n): (usize, usize, usize),
     x: Strided<'_>,
@@ -163,76 +162,26 @@ pub(crate) fn sgemm<K: Microkernel>(
     if out.is_empty() {
         return Ok(());
     }
-    if k == 0 {
-        out.fill(MaybeUninit::new(0.0));
-        return Ok(());
-    }
     // A band's buffer it could not allocate (0: none).
     let refused_bytes = AtomicUsize::new(0);
-    let refuse = |refused: Refused| {
-        if let Refused::OutOfMemory { bytes } = refused {
-            refused_bytes.store(bytes, Ordering::Relaxed);
-        }
-        false
-    };
-    // A large block's panels, packed by all threads: one buffer for every block of this call.
-    let mut shared_buffer = Vec::new();
-    for jc in (0..n).step_by(NC_SHARED) {
-        let nc = NC_SHARED.min(n - jc);
-        for pc in (0..k).step_by(KC) {
-            let kc = KC.min(k - pc);
-            let block = Block { pc, kc, jc, nc };
-            let shared = match panels_len::<K>(kc, nc) >= PACK_PARALLEL_FROM {
-                true => Some(pack_block::<K>(&mut shared_buffer, y, block, true)?),
-                false => None,
-            };
-            let written = threads::for_each_part(out, bands, |start, band| {
-                let (first_row, rows) = (start / n, band.len() / n);
-                if start % n != 0 || band.len() % n != 0 {
-                    return false;
+    let written = threads::for_each_part(out, bands, |start, band| {
+        // SAFETY: `K::detected()` held above.
+        match unsafe { band_times_y::<K>(x, y, (k, n), start, band, read_x) } {
+            Ok(()) => true,
+            Err(refused) => {
+                if let Refused::OutOfMemory { bytes } = refused {
+                    refused_bytes.store(bytes, Ordering::Relaxed);
                 }
-                let result = with_scratch(|scratch| {
-                    let panels = match shared {
-                        Some(shared) => shared,
-                        None => pack_block::<K>(&mut scratch.panels, y, block, false)?,
-                    };
-                    // SAFETY: `K::detected()` held above. `band` is whole rows of `out`
-                    // (checked), and unless `pc == 0` every element of its columns `jc..jc +
-                    // nc` was written: the block `(jc, 0)` ran before this one over every row
-                    // (this loop's order), and its `for_each_part` returned true, which
-                    // `band_times_block` makes it do only after writing all of them.
-                    unsafe {
-                        band_times_block::<K>(
-                            x,
-                            (first_row, rows),
-                            n,
-                            block,
-                            panels,
-                            band,
-                            read_x,
-                            &mut scratch.strips,
-                        )
-                    }
-                });
-                match result {
-                    Ok(()) => true,
-                    Err(refused) => refuse(refused),
-                }
-            });
-            if !written {
-                return Err(match refused_bytes.load(Ordering::Relaxed) {
-                    0 => Refused::Layout,
-                    bytes => Refused::OutOfMemory { bytes },
-                });
+                false
             }
         }
+    });
+    match (written, refused_bytes.load(Ordering::Relaxed)) {
+        (true, _) => Ok(()),
+        (false, 0) => Err(Refused::Layout),
+        (false, bytes) => Err(Refused::OutOfMemory { bytes }),
     }
-    Ok(())
 }
-
-/// Elements of a block of `y` from which it is packed once and shared between the bands, its
-/// panels packed by every thread (1 MB).
-const PACK_PARALLEL_FROM: usize = 1 << 18;
 
 /// A block of `y`: rows `pc..pc + kc`, columns `jc..jc + nc`.
 #[derive(Clone, Copy)]
@@ -243,16 +192,70 @@ struct Block {
     nc: usize,
 }
 
+/// Writes the band of the `n`-column result that starts at element `start` (whole rows): `x`'s
+/// rows times `y` (`k` rows), block of `y` after block (`KC` rows by `NC` columns), each packed
+/// by this band for itself, in order along `k` within a block's columns (zeros where `k` is 0).
+/// `Ok` only after every element of `band` is written.
+///
+/// # Safety
+/// `K::detected()` is true.
+unsafe fn band_times_y<K: Microkernel>(
+    x: Strided<'_>,
+    y: Strided<'_>,
+    (k, n): (usize, usize),
+    start: usize,
+    band: &mut [MaybeUninit<f32>],
+    read_x: ReadX,
+) -> Result<(), Refused> {
+    if n == 0 || !start.is_multiple_of(n) || !band.len().is_multiple_of(n) {
+        return Err(Refused::Layout);
+    }
+    if k == 0 {
+        band.fill(MaybeUninit::new(0.0));
+        return Ok(());
+    }
+    let (first_row, rows) = (start / n, band.len() / n);
+    with_scratch(|scratch| {
+        for jc in (0..n).step_by(NC) {
+            let nc = NC.min(n - jc);
+            for pc in (0..k).step_by(KC) {
+                let block = Block {
+                    pc,
+                    kc: KC.min(k - pc),
+                    jc,
+                    nc,
+                };
+                let panels = pack_block::<K>(&mut scratch.panels, y, block)?;
+                // SAFETY: `K::detected()` (this function's contract). `band` is whole rows of the result
+                // (checked), and unless `pc == 0` every element of its columns `jc..jc + nc` is
+                // written: the block `(jc, pc - KC)` ran just before, over this band, and
+                // `band_times_block` returns `Ok` only after writing all of them.
+                unsafe {
+                    band_times_block::<K>(
+                        x,
+                        (first_row, rows),
+                        n,
+                        block,
+                        panels,
+                        band,
+                        read_x,
+                        &mut scratch.strips,
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
 /// Packs `block` of `y` into `buffer` (its earlier contents discarded, its allocation reused)
-/// for the microkernel `K`, its panels by every thread when `parallel` (and the block is large
-/// enough), else on the calling thread; returns the panels: panel `q` (columns `jc + q·NR..`)
-/// is `kc` rows of `NR` elements at `q·kc·NR`, zero past column `jc + nc`. They start on a
-/// 64-byte line, so that no load of a panel's row (one or two cache lines) straddles two lines.
+/// for the microkernel `K`; returns the panels: panel `q` (columns `jc + q·NR..`) is `kc` rows of
+/// `NR` elements at `q·kc·NR`, zero past column `jc + nc`. They start on a 64-byte line, so that
+/// no load of a panel's row (one or two cache lines) straddles two lines.
 fn pack_block<'b, K: Microkernel>(
     buffer: &'b mut Vec<f32>,
     y: Strided<'_>,
     block: Block,
-    parallel: bool,
 ) -> Result<&'b [f32], Refused> {
     let Block { kc, nc, .. } = block;
     let len = panels_len::<K>(kc, nc);
@@ -269,27 +272,12 @@ fn pack_block<'b, K: Microkernel>(
     let spare = &mut buffer.spare_capacity_mut()[..at + len];
     let (before, panels) = spare.split_at_mut(at);
     before.fill(MaybeUninit::new(0.0));
-    let panel_len = kc * K::NR;
-    let grain = Grain {
-        parallel_from: if parallel {
-            PACK_PARALLEL_FROM
-        } else {
-            usize::MAX
-        },
-        multiple: panel_len,
-        min_part: PACK_PARALLEL_FROM / 2,
-        parts_per_thread: 1,
-    };
-    let packed = threads::for_each_part(panels, grain, |start, part| {
-        pack_panels::<K>(y, block, start / panel_len, part)
-    });
-    if !packed {
+    if !pack_panels::<K>(y, block, 0, panels) {
         return Err(Refused::Layout);
     }
-    // SAFETY: the first `at` elements were written above; `for_each_part` returned true, so
-    // every part's `pack_panels` did, which it does only after writing every element of its
-    // part, and the parts cover the next `len`. The capacity is at least `len + LINE >= at +
-    // len`.
+    // SAFETY: the first `at` elements were written above, the next `len` by `pack_panels`, which
+    // returned true, as it does only after writing every element of its part. The capacity is
+    // at least `len + LINE >= at + len`.
     unsafe { buffer.set_len(at + len) };
     Ok(&buffer[at..])
 }
@@ -305,9 +293,10 @@ struct Scratch {
     strips: Vec<f32>,
 }
 
-/// The largest buffer a thread keeps between products (1 MB): the most a band packs of `y` for
-/// itself (a larger block is packed once for all), beside strips of `x` of 70 KB.
-const SCRATCH_KEPT: usize = PACK_PARALLEL_FROM + LINE;
+/// The largest buffer a thread keeps between products (1 MB): the panels of a block of `KC` rows
+/// by 1024 columns of `y`, beside strips of `x` of 70 KB; a wider block's are allocated anew by
+/// each product.
+const SCRATCH_KEPT: usize = KC * 1024 + LINE;
 
 thread_local! {
     static SCRATCH: Cell<Scratch> = const {
@@ -618,19 +607,20 @@ mod tests {
     }
 
     /// Reading `x` packed gives the bits of reading it in place, for both tiles, at the edges
-    /// of every block (`MC` rows, `KC` steps, `NC_SHARED` columns, partial tiles), for every
+    /// of every block (`MC` rows, `KC` steps, `NC` columns, partial tiles), for every
     /// layout of `x`; and both tiles give the same bits; and the values are the product's
     /// (within the rounding of `k` additions).
     #[test]
     fn packed_x_gives_the_bits_of_x_in_place_on_every_tile() {
         let shapes = [
             (1, 1, 1),
+            (15, 0, 40),
             (7, 3, 5),
             (15, 40, 1),
             (29, 260, 81),
             (71, 513, 33),
             (150, 37, 129),
-            (2, 3, NC_SHARED + 37),
+            (2, 3, NC + 37),
             (3, 260, 1100),
             (3, 260, 1088),
         ];
