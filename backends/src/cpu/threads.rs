@@ -52,6 +52,7 @@ use std::fmt;
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 /// The environment variable read (once) for the default thread count: a positive integer.
 pub const NUM_THREADS_VAR: &str = "SWITCHYARD_NUM_THREADS";
@@ -65,7 +66,7 @@ static THREADS: AtomicUsize = AtomicUsize::new(0);
 
 /// The pool for the count in effect, built when a large op first needs it (`None` before, and
 /// for one thread).
-static POOL: Mutex<Option<Arc<rayon::ThreadPool>>> = Mutex::new(None);
+static POOL: Mutex<Option<Arc<Pool>>> = Mutex::new(None);
 
 /// Why [`set_num_threads`] refused a count. The count in effect is unchanged.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,7 +137,7 @@ pub fn reset_num_threads() {
 
 /// The default count, stored; the caller holds the pool's lock, so two threads resolving at once
 /// agree.
-fn resolve_default(slot: &mut MutexGuard<'_, Option<Arc<rayon::ThreadPool>>>) -> usize {
+fn resolve_default(slot: &mut MutexGuard<'_, Option<Arc<Pool>>>) -> usize {
     let resolved = THREADS.load(Ordering::Relaxed);
     if resolved != 0 {
         return resolved;
@@ -175,12 +176,38 @@ fn resolve_default(slot: &mut MutexGuard<'_, Option<Arc<rayon::ThreadPool>>>) ->
 
 /// The pool for `threads` threads (at least 2): `threads - 1` workers, since the thread that
 /// calls an op works on it too (`run`).
-fn build_pool(threads: usize) -> Result<Arc<rayon::ThreadPool>, rayon::ThreadPoolBuildError> {
+fn build_pool(threads: usize) -> Result<Arc<Pool>, rayon::ThreadPoolBuildError> {
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads.saturating_sub(1).max(1))
         .thread_name(|i| format!("switchyard-cpu-{i}"))
         .build()
-        .map(Arc::new)
+        .map(|workers| Arc::new(Pool::new(workers)))
+}
+
+/// The workers, and the op offered to those of them that linger.
+struct Pool {
+    workers: rayon::ThreadPool,
+    next_op: Arc<NextOp>,
+}
+
+impl Pool {
+    fn new(workers: rayon::ThreadPool) -> Self {
+        Self::lingering(workers, LINGER)
+    }
+
+    /// A pool whose workers linger `linger` (the tests' choice; `new` takes [`LINGER`]).
+    fn lingering(workers: rayon::ThreadPool, linger: Duration) -> Self {
+        let next_op = NextOp {
+            op: Mutex::new(None),
+            offers: AtomicUsize::new(0),
+            lingering: AtomicUsize::new(0),
+            linger,
+        };
+        Pool {
+            workers,
+            next_op: Arc::new(next_op),
+        }
+    }
 }
 
 /// A warning on stderr, ignored if stderr is closed or broken (never a panic).
@@ -188,14 +215,14 @@ fn warn(message: &str) {
     let _ = writeln!(std::io::stderr().lock(), "switchyard: {message}");
 }
 
-fn lock_pool() -> MutexGuard<'static, Option<Arc<rayon::ThreadPool>>> {
+fn lock_pool() -> MutexGuard<'static, Option<Arc<Pool>>> {
     // The lock guards no invariant a panic could break halfway (a pool is swapped whole).
     POOL.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The pool to run a large op on, or `None` to run it on the calling thread (one thread, or the
 /// pool could not be started).
-fn pool() -> Option<Arc<rayon::ThreadPool>> {
+fn pool() -> Option<Arc<Pool>> {
     let threads = num_threads();
     if threads == 1 {
         return None;
@@ -273,7 +300,7 @@ fn split_and_run<T: Send>(
         return f(0, out);
     };
     // The workers and the calling thread.
-    let part = part_len(len, pool.current_num_threads() + 1, grain);
+    let part = part_len(len, pool.workers.current_num_threads() + 1, grain);
     let mut slots = Vec::new();
     if part >= len || slots.try_reserve_exact(len.div_ceil(part)).is_err() {
         return f(0, out);
@@ -304,8 +331,14 @@ fn split_and_run<T: Send>(
 /// op costs what one thread would, plus the wake-ups. (A pool that hands each worker a fixed
 /// share, and waits at a barrier for it, stalls for a whole scheduler slice instead.) The caller
 /// waits only for parts that a worker has begun.
-fn run(pool: &rayon::ThreadPool, parts: usize, work: &(dyn Fn(usize) + Sync)) {
-    let helpers = pool.current_num_threads().min(parts.saturating_sub(1));
+///
+/// Workers that have just helped with an op and still linger ([`NextOp`]) are offered this one;
+/// only the rest are woken through the pool.
+fn run(pool: &Pool, parts: usize, work: &(dyn Fn(usize) + Sync)) {
+    let helpers = pool
+        .workers
+        .current_num_threads()
+        .min(parts.saturating_sub(1));
     let shared = Arc::new(Shared {
         next: AtomicUsize::new(0),
         active: AtomicUsize::new(0),
@@ -323,9 +356,11 @@ fn run(pool: &rayon::ThreadPool, parts: usize, work: &(dyn Fn(usize) + Sync)) {
             >(work)
         },
     });
-    for _ in 0..helpers {
-        let shared = Arc::clone(&shared);
-        pool.spawn(move || shared.claim_and_run());
+    let offered = pool.next_op.offer(&shared, helpers);
+    for _ in offered..helpers {
+        let (shared, next_op) = (Arc::clone(&shared), Arc::clone(&pool.next_op));
+        pool.workers
+            .spawn(move || help_then_linger(shared, &next_op));
     }
     let finish = Finish(&shared);
     // The calling thread's share: parts until none is left (no `active` count for it: the
@@ -341,6 +376,84 @@ fn run(pool: &rayon::ThreadPool, parts: usize, work: &(dyn Fn(usize) + Sync)) {
         .take();
     if let Some(payload) = payload {
         std::panic::resume_unwind(payload);
+    }
+}
+
+/// How long a worker that has helped with an op looks for the next before it goes back to the
+/// pool, which puts an idle worker to sleep within microseconds. Waking a sleeping thread cost
+/// tens of microseconds on a virtual machine (as long as a small op's whole part, so the caller
+/// had often done every part before the worker began), and a training step's parallel ops come
+/// up to about a millisecond apart; lingering 3 ms ran its step at two threads 15 % faster.
+/// None on WebAssembly, where `Instant` is not available everywhere.
+const LINGER: Duration = match cfg!(target_family = "wasm") {
+    true => Duration::ZERO,
+    false => Duration::from_millis(3),
+};
+
+/// A worker's loop: `shared`'s parts, then each op offered while it lingers.
+fn help_then_linger(mut shared: Arc<Shared>, next_op: &NextOp) {
+    loop {
+        shared.claim_and_run();
+        match next_op.wait() {
+            Some(next) => shared = next,
+            None => return,
+        }
+    }
+}
+
+/// The op a pool last offered to its lingering workers. Only a pool's own workers look here, so
+/// those of a pool that `set_num_threads` replaced finish their linger and end.
+struct NextOp {
+    /// The op (an old one stays until the next offer: a worker takes it only when `offers`
+    /// changes, and every part of it was claimed before its caller returned).
+    op: Mutex<Option<Arc<Shared>>>,
+    /// Offers made; a lingering worker takes `op` when this changes.
+    offers: AtomicUsize,
+    /// Workers lingering now.
+    lingering: AtomicUsize,
+    /// How long a worker lingers.
+    linger: Duration,
+}
+
+impl NextOp {
+    /// Offers `shared` to up to `helpers` lingering workers; returns how many it counted on. A
+    /// worker that stops lingering just then leaves the caller with more parts of its own, as a
+    /// worker that starts late does.
+    fn offer(&self, shared: &Arc<Shared>, helpers: usize) -> usize {
+        let lingering = self.lingering.load(Ordering::SeqCst).min(helpers);
+        if lingering > 0 {
+            *self.op.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(shared));
+            self.offers.fetch_add(1, Ordering::SeqCst);
+        }
+        lingering
+    }
+
+    /// The next op offered within `self.linger`, or `None`. Looks by yielding the core between
+    /// looks, so a neighbour process that wants the core gets it.
+    fn wait(&self) -> Option<Arc<Shared>> {
+        let linger = self.linger;
+        if linger.is_zero() {
+            return None;
+        }
+        // Read before counting this worker as lingering: an offer that counted it comes after.
+        let seen = self.offers.load(Ordering::SeqCst);
+        self.lingering.fetch_add(1, Ordering::SeqCst);
+        let start = Instant::now();
+        let next = loop {
+            if self.offers.load(Ordering::SeqCst) != seen {
+                break self
+                    .op
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone();
+            }
+            if start.elapsed() >= linger {
+                break None;
+            }
+            std::thread::yield_now();
+        };
+        self.lingering.fetch_sub(1, Ordering::SeqCst);
+        next
     }
 }
 
@@ -447,17 +560,22 @@ mod tests {
         // The only test of this crate that sets the process-wide count.
         set_num_threads(3).unwrap();
         assert_eq!(num_threads(), 3);
-        assert_eq!(super::pool().map(|p| p.current_num_threads()), Some(2));
+        assert_eq!(
+            super::pool().map(|p| p.workers.current_num_threads()),
+            Some(2)
+        );
         set_num_threads(1).unwrap();
         assert!(super::pool().is_none());
         reset_num_threads();
     }
 
-    fn pool(threads: usize) -> rayon::ThreadPool {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
+    fn pool(threads: usize) -> Pool {
+        Pool::new(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap(),
+        )
     }
 
     #[test]
@@ -532,7 +650,7 @@ mod tests {
         let release = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
         for _ in 0..2 {
             let release = Arc::clone(&release);
-            pool.spawn(move || {
+            pool.workers.spawn(move || {
                 let (lock, ready) = &*release;
                 let mut go = lock.lock().unwrap();
                 while !*go {
@@ -548,5 +666,91 @@ mod tests {
         let (lock, ready) = &*release;
         *lock.lock().unwrap() = true;
         ready.notify_all();
+    }
+
+    /// Polls `done` for up to a second (a loaded test machine may be slow to schedule a worker).
+    fn within_a_second(done: impl Fn() -> bool) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(1) {
+            if done() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        done()
+    }
+
+    /// An op of two parts, each waiting (up to a second) until both have begun: when both began,
+    /// a worker ran one of them. Returns the threads that ran the two parts.
+    fn op_on_two_threads(pool: &Pool) -> Vec<std::thread::ThreadId> {
+        let begun = AtomicUsize::new(0);
+        let threads = Mutex::new(Vec::new());
+        run(pool, 2, &|_| {
+            threads.lock().unwrap().push(std::thread::current().id());
+            begun.fetch_add(1, Ordering::SeqCst);
+            within_a_second(|| begun.load(Ordering::SeqCst) == 2);
+        });
+        threads.into_inner().unwrap()
+    }
+
+    #[test]
+    fn a_worker_that_helped_takes_the_next_op_while_it_lingers() {
+        // A long linger, so that a loaded machine that deschedules this test for a while does
+        // not end it before the second op.
+        let workers = rayon::ThreadPoolBuilder::new().num_threads(1).build();
+        let pool = Pool::lingering(workers.unwrap(), Duration::from_millis(500));
+        let caller = std::thread::current().id();
+        let first = op_on_two_threads(&pool);
+        let worker = *first
+            .iter()
+            .find(|&&id| id != caller)
+            .expect("a worker ran a part");
+        assert!(
+            within_a_second(|| pool.next_op.lingering.load(Ordering::SeqCst) == 1),
+            "the worker did not linger after its part"
+        );
+        // Offered, not spawned: the offers counted it, and the worker runs a part.
+        let offers = pool.next_op.offers.load(Ordering::SeqCst);
+        let second = op_on_two_threads(&pool);
+        assert!(
+            second.contains(&worker),
+            "{second:?} lacks the lingering worker"
+        );
+        assert_eq!(pool.next_op.offers.load(Ordering::SeqCst), offers + 1);
+    }
+
+    #[test]
+    fn a_worker_stops_lingering_when_no_op_comes() {
+        let pool = pool(1);
+        let caller = std::thread::current().id();
+        assert!(op_on_two_threads(&pool).iter().any(|&id| id != caller));
+        // It lingers, then stops. (Seeing it linger is not asserted: a loaded machine may
+        // deschedule this thread for the whole linger.)
+        let lingering = || pool.next_op.lingering.load(Ordering::SeqCst);
+        within_a_second(|| lingering() == 1);
+        assert!(
+            within_a_second(|| lingering() == 0),
+            "the worker still lingers long after {LINGER:?}"
+        );
+    }
+
+    #[test]
+    fn ops_from_many_threads_with_lingering_workers_run_every_part_once() {
+        let pool = pool(3);
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    for round in 0..200 {
+                        let parts = 1 + round % 9;
+                        let hits: Vec<AtomicUsize> =
+                            (0..parts).map(|_| AtomicUsize::new(0)).collect();
+                        run(&pool, parts, &|i| {
+                            hits[i].fetch_add(1, Ordering::Relaxed);
+                        });
+                        assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+                    }
+                });
+            }
+        });
     }
 }
