@@ -29,6 +29,12 @@
 //!   below one thread's (within 1.35× of it in the busy-neighbour run of benches/README.md,
 //!   where a pool that waits at a barrier for every worker took up to 260× longer).
 //!
+//! A worker that has helped with an op lingers for 3 ms, yielding its core between looks, and
+//! takes the next op offered to it there instead of being woken through the pool: waking a
+//! sleeping thread can cost as long as a small op's whole part, and an op's parts usually follow
+//! the last op's within that time (a training step's do). A neighbour process that wants the
+//! core gets it from a lingering worker at its next look.
+//!
 //! The pool is built at the first op large enough to use it (no thread starts before), and again
 //! by each [`set_num_threads`] that changes the count; an op that is running keeps the pool it
 //! started with. Should the operating system refuse to start threads, [`set_num_threads`] says

@@ -326,11 +326,11 @@ fn matrixmultiply_band(
 
 /// How a product splits across threads: below 2²¹ multiply-adds (a 128³ product) it runs on
 /// the calling thread; above, in parts of whole bands of `tile_rows` rows (the engine's register
-/// tile) of at least 2¹⁹ multiply-adds each, one per thread: `matrixmultiply` packs all of `y`
-/// again per part, and with the tiles (which share each packed block of `y`) every part waits
-/// at each block for the slowest. Measured at two threads on an AVX-512 Xeon, the tiles: one
-/// part per thread ran 1024² in 6.56 ms against 6.84 with two and 7.20 with four, 512³ in 0.98
-/// ms against 1.07 and 1.10.
+/// tile) of at least 2¹⁹ multiply-adds each, one per thread: every part packs all of `y` for
+/// itself (the tiles and `matrixmultiply` alike), so more parts copy more. Measured at two
+/// threads on an AVX-512 Xeon, the tiles: one part per thread ran 1024³ in 7.17–7.27 ms against
+/// 7.32–7.53 with two and 8.29–8.33 with four, 512³ in 0.91–0.92 ms against 0.97–1.02 and
+/// 1.01–1.05.
 fn grain(m: usize, k: usize, n: usize, tile_rows: usize) -> Grain {
     const PARALLEL_FROM: usize = 1 << 21;
     const MIN_PART: usize = 1 << 19;
