@@ -226,9 +226,9 @@ unsafe fn band_times_y<K: Microkernel>(
                     nc,
                 };
                 let panels = pack_block::<K>(&mut scratch.panels, y, block)?;
-                // SAFETY: `K::detected()` (this function's contract). `band` is whole rows of the result
-                // (checked), and unless `pc == 0` every element of its columns `jc..jc + nc` is
-                // written: the block `(jc, pc - KC)` ran just before, over this band, and
+                // SAFETY: `K::detected()` (this function's contract). `band` is whole rows of
+                // the result (checked), and unless `pc == 0` every element of its columns `jc..jc
+                // + nc` is written: the block `(jc, pc - KC)` ran just before, over this band, and
                 // `band_times_block` returns `Ok` only after writing all of them.
                 unsafe {
                     band_times_block::<K>(
@@ -272,11 +272,11 @@ fn pack_block<'b, K: Microkernel>(
     let spare = &mut buffer.spare_capacity_mut()[..at + len];
     let (before, panels) = spare.split_at_mut(at);
     before.fill(MaybeUninit::new(0.0));
-    if !pack_panels::<K>(y, block, 0, panels) {
+    if !pack_panels::<K>(y, block, panels) {
         return Err(Refused::Layout);
     }
     // SAFETY: the first `at` elements were written above, the next `len` by `pack_panels`, which
-    // returned true, as it does only after writing every element of its part. The capacity is
+    // returned true, as it does only after writing every element of `panels`. The capacity is
     // at least `len + LINE >= at + len`.
     unsafe { buffer.set_len(at + len) };
     Ok(&buffer[at..])
@@ -490,40 +490,35 @@ fn pack_strips<K: Microkernel>(
 /// `f32`s in a cache line.
 const LINE: usize = 16;
 
-/// Packs panels `first..` of the block of `y` (rows `pc..pc + kc`, columns `jc..jc + nc`) into
-/// `part`, whole panels of `kc` rows × `K::NR` columns, the columns beyond `jc + nc` zero; each
-/// row of `y` is read in order, its columns going to one panel after another. `true` after
-/// writing every element of `part`; `false` (having written nothing) where `part` is not whole
-/// panels of the block or `y` lacks them. Generic over `K` so that a full panel's rows are copies
+/// Packs the block of `y` (rows `pc..pc + kc`, columns `jc..jc + nc`) into `panels`, whole
+/// panels of `kc` rows × `K::NR` columns, the columns beyond `jc + nc` zero; each row of `y` is
+/// read in order, its columns going to one panel after another. `true` after writing every
+/// element of `panels`; `false` (having written nothing) where `panels` is not the block's
+/// [`panels_len`] or `y` lacks the block. Generic over `K` so that a full panel's rows are copies
 /// of constant length.
 fn pack_panels<K: Microkernel>(
     y: Strided<'_>,
     Block { pc, kc, jc, nc }: Block,
-    first: usize,
-    part: &mut [MaybeUninit<f32>],
+    panels: &mut [MaybeUninit<f32>],
 ) -> bool {
-    let panel_len = kc * K::NR;
-    let count = part.len() / panel_len.max(1);
-    let fits = part.len().is_multiple_of(panel_len.max(1))
-        && first + count <= nc.div_ceil(K::NR)
-        && y.covers(pc + kc, jc + nc);
-    if !fits {
+    if panels.len() != panels_len::<K>(kc, nc) || !y.covers(pc + kc, jc + nc) {
         return false;
     }
-    if y.col_stride == 1 && (first + count) * K::NR <= nc {
-        // Row-major, every panel full: each row's `count` panel rows are one slice of `y`.
+    let panel_len = kc * K::NR;
+    if y.col_stride == 1 && nc.is_multiple_of(K::NR) {
+        // Row-major, every panel full: each row's panel rows are one slice of `y`.
         for p in 0..kc {
-            let start = (pc + p) * y.row_stride + jc + first * K::NR;
-            let row = &y.elements[start..start + count * K::NR];
+            let start = (pc + p) * y.row_stride + jc;
+            let row = &y.elements[start..start + nc];
             for (c, source) in row.chunks_exact(K::NR).enumerate() {
-                part[c * panel_len + p * K::NR..][..K::NR].write_copy_of_slice(source);
+                panels[c * panel_len + p * K::NR..][..K::NR].write_copy_of_slice(source);
             }
         }
         return true;
     }
     for (p, row) in (pc..pc + kc).enumerate() {
         let start = row * y.row_stride + jc * y.col_stride;
-        for (q, panel) in (first..first + count).zip(part.chunks_exact_mut(panel_len)) {
+        for (q, panel) in panels.chunks_exact_mut(panel_len).enumerate() {
             let cols = K::NR.min(nc - q * K::NR);
             let panel_row = &mut panel[p * K::NR..(p + 1) * K::NR];
             let from = start + q * K::NR * y.col_stride;
