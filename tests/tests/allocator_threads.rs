@@ -64,6 +64,19 @@ fn a_threads_own_blocks_are_counted_reused_and_freed() {
     drop(three);
     assert_eq!(stats().peak, start.allocated + 3 * BYTES);
 
+    // Blocks idle in the thread's hands are not allocated, nor part of the peak: with three
+    // kept, taking one moves the peak by one block.
+    assert_eq!(stats().cached, 3 * BYTES);
+    reset_peak();
+    let one = tensor();
+    let taken = stats();
+    assert_eq!(
+        (taken.allocated, taken.cached, taken.peak),
+        (start.allocated + BYTES, 2 * BYTES, start.allocated + BYTES),
+        "{taken:?}"
+    );
+    drop(one);
+
     // Six given back: four stay with the thread, two go to the shared cache. `empty_cache` on
     // another thread frees the shared ones at once and this thread's at its next allocation.
     let six: Vec<Tensor> = (0..6).map(|_| tensor()).collect();
@@ -81,6 +94,11 @@ fn a_threads_own_blocks_are_counted_reused_and_freed() {
         "freed at this thread's next allocation: {after:?}"
     );
     assert_eq!(after.system_allocations, before.system_allocations + 1);
+    assert_eq!(
+        after.allocated,
+        start.allocated + BYTES,
+        "the freed blocks are no longer counted: {after:?}"
+    );
     drop(t);
     empty_cache(Device::Cpu);
     assert_eq!(

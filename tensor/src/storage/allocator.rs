@@ -26,7 +26,10 @@ pub struct MemoryStats {
     /// Bytes kept idle for reuse.
     pub cached: usize,
     /// The most `allocated` has been since the process started (on the CPU: or since
-    /// [`reset_peak`] ran; a device's own allocator keeps its own peak).
+    /// [`reset_peak`] ran; a device's own allocator keeps its own peak). On the CPU it is exact
+    /// while one thread at a time keeps idle blocks of its own; with several, a new peak reached
+    /// by one may read above the true one by the idle blocks the others keep (at most 512 KiB
+    /// each).
     pub peak: usize,
     /// Blocks handed out, from the cache or fresh.
     pub allocations: u64,
@@ -96,8 +99,7 @@ pub fn cache_limit() -> usize {
 
 /// Restarts the CPU's `peak` at what is allocated now.
 pub fn reset_peak() {
-    CPU.peak
-        .store(CPU.allocated.load(Ordering::Relaxed), Ordering::Relaxed);
+    CPU.peak.store(CPU.allocated(), Ordering::Relaxed);
 }
 
 /// Requests up to this size round up to a power of two; larger ones to a multiple of an eighth
@@ -149,12 +151,15 @@ impl CpuState {
     }
 }
 
-/// The CPU's caching allocator. `allocated` and `peak` are atomics outside the lock, so that a
-/// thread's own blocks (`thread_blocks`) keep them exact without taking it.
+/// The CPU's caching allocator. `out` and `peak` are atomics outside the lock, so that a
+/// thread's own blocks (`thread_blocks`) are counted without taking it.
 struct CpuAllocator {
     state: Mutex<CpuState>,
     limit: AtomicUsize,
-    allocated: AtomicUsize,
+    /// Bytes of the blocks out of the shared cache: in live tensors, or idle in a thread's own
+    /// (`thread_blocks`, whose ledgers count those). A block moving between a thread and its
+    /// own list does not change it, so the fast path has no atomic add.
+    out: AtomicUsize,
     peak: AtomicUsize,
 }
 
@@ -166,7 +171,7 @@ static CPU: CpuAllocator = CpuAllocator {
         system_allocations: 0,
     }),
     limit: AtomicUsize::new(256 << 20),
-    allocated: AtomicUsize::new(0),
+    out: AtomicUsize::new(0),
     peak: AtomicUsize::new(0),
 };
 
@@ -192,33 +197,53 @@ impl CpuAllocator {
         }
     }
 
-    /// Counts `bytes` more allocated, and the peak if it passed it.
+    /// Bytes held by live tensors: the blocks out of the shared cache less those idle in
+    /// threads' own lists. Exact when no thread is taking or giving back a block meanwhile.
+    fn allocated(&self) -> usize {
+        let idle: usize = thread_blocks::ledgers()
+            .iter()
+            .map(|ledger| ledger.cached.load(Ordering::Relaxed))
+            .sum();
+        self.out.load(Ordering::Relaxed).saturating_sub(idle)
+    }
+
+    /// Moves the peak to `out − own_idle` if that passed it: `out` the blocks out of the shared
+    /// cache, `own_idle` the calling thread's idle ones (other threads' idle blocks are not
+    /// subtracted: summing every ledger on each taking would cost more than the atomic add it
+    /// replaces; see `thread_blocks`).
     #[inline]
-    fn count_in(&self, bytes: usize) {
-        let now = self.allocated.fetch_add(bytes, Ordering::Relaxed) + bytes;
+    fn note_peak(&self, out: usize, own_idle: usize) {
+        let now = out.saturating_sub(own_idle);
         if now > self.peak.load(Ordering::Relaxed) {
             self.peak.fetch_max(now, Ordering::Relaxed);
         }
     }
+}
 
-    /// Counts `bytes` no longer allocated.
-    #[inline]
-    fn count_out(&self, bytes: usize) {
-        // Saturating: every pooled block was counted when it was handed out, so this never
-        // reaches below 0; if it did, a wrong count is better than a wrapped one.
-        let _ = self
-            .allocated
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |a| {
-                Some(a.saturating_sub(bytes))
-            });
-    }
+/// Counts `bytes` more out of the shared cache; returns the new count.
+#[inline]
+fn count_out_of_cache(bytes: usize) -> usize {
+    CPU.out.fetch_add(bytes, Ordering::Relaxed) + bytes
+}
+
+/// Counts `bytes` back in the shared cache or freed: a block that left a tensor and a thread's
+/// own list.
+#[inline]
+pub(crate) fn count_freed(bytes: usize) {
+    // Saturating: every pooled block was counted when it left the shared cache, so this never
+    // reaches below 0; if it did, a wrong count is better than a wrapped one.
+    let _ = CPU
+        .out
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |a| {
+            Some(a.saturating_sub(bytes))
+        });
 }
 
 impl DeviceAllocator for CpuAllocator {
     fn memory_stats(&self) -> MemoryStats {
         // Under the lock, as a thread's end moves its ledger's counts into the state.
         let state = self.lock();
-        let allocated = self.allocated.load(Ordering::Relaxed);
+        let allocated = self.allocated();
         let mut stats = MemoryStats {
             allocated,
             cached: state.cached,
@@ -259,11 +284,16 @@ pub(crate) fn cpu_allocate(op: &'static str, bytes: usize) -> Result<HostBlock, 
     let size = bucket(bytes).ok_or_else(|| {
         DispatchError::size_overflow(op, &[&[bytes]], "the byte size exceeds usize::MAX")
     })?;
-    let block = match thread_blocks::take(size) {
-        Some(block) => block,
-        None => shared_allocate(op, size)?,
+    let taken = thread_blocks::take(size);
+    let (block, out) = match taken.block {
+        // Out of the shared cache already: only the thread's idle bytes changed.
+        Some(block) => (block, CPU.out.load(Ordering::Relaxed)),
+        None => {
+            let block = shared_allocate(op, size)?;
+            (block, count_out_of_cache(size))
+        }
     };
-    CPU.count_in(size);
+    CPU.note_peak(out, taken.still_cached);
     Ok(block)
 }
 
@@ -292,11 +322,11 @@ pub(crate) fn cpu_release(block: HostBlock) {
     if !block.is_pooled() {
         return;
     }
-    CPU.count_out(block.bytes());
     let limit = CPU.limit.load(Ordering::Relaxed);
     let Some(block) = thread_blocks::keep(block, limit) else {
         return;
     };
+    count_freed(block.bytes());
     if block.bytes() > limit {
         drop(block);
         return;
@@ -311,6 +341,7 @@ pub(crate) fn cpu_release(block: HostBlock) {
 pub(crate) fn adopt_thread_blocks(ledger: &Ledger, blocks: impl Iterator<Item = HostBlock>) {
     let mut state = CPU.lock();
     state.allocations += ledger.allocations.load(Ordering::Relaxed);
+    count_freed(ledger.cached.load(Ordering::Relaxed));
     ledger.release();
     for block in blocks {
         state.list_idle(block);

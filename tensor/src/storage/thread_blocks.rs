@@ -11,8 +11,15 @@
 //! [`Ledger`] (plain stores; only its thread writes it) and `memory_stats` adds the ledgers up.
 //! The ledgers are a fixed array of [`THREADS`], claimed without allocating; a thread that
 //! finds them all held keeps no blocks (it takes the shared path).
-//! `allocated` and `peak` stay exact process-wide counters in the allocator (one atomic add per
-//! block in, one out).
+//!
+//! **`allocated` without an atomic add.** The allocator's process-wide count covers every block
+//! out of the shared cache: in a tensor, or idle in a thread's hands. A block moving between a
+//! thread and its own list does not change it (one atomic add per block in and one out cost
+//! about 11 ns of a 64-element `mul`'s 60: benches/README.md); `memory_stats` subtracts the
+//! ledgers' `cached`. The peak is checked on each taking against that count less the taking
+//! thread's own idle bytes: exact when no other thread keeps idle blocks at that moment, else
+//! above the true high-water mark by at most what the others keep (each at most
+//! [`MOST_BYTES`]).
 //!
 //! **Emptying and limits.** [`empty_cache`](crate::empty_cache) and
 //! [`set_cache_limit`](crate::set_cache_limit) free the calling thread's blocks at once and move
@@ -122,42 +129,74 @@ impl Local {
         }
     }
 
-    /// Frees every block (to the system: dropping a block touches no thread-local).
+    /// Frees every block (to the system: dropping a block touches no thread-local); they leave
+    /// the allocator's count of blocks out of the shared cache.
     fn free_all(&mut self) {
         for list in &mut self.lists {
             for block in list.drain(..) {
+                super::allocator::count_freed(block.bytes());
                 if let Some(ledger) = &self.ledger {
                     ledger.add_cached(block.bytes(), false);
                 }
             }
         }
     }
+
+    /// Bytes of the blocks this thread keeps idle.
+    fn cached(&self) -> usize {
+        self.ledger
+            .map_or(0, |ledger| ledger.cached.load(Ordering::Relaxed))
+    }
 }
 
-/// An idle block of `bytes` (a bucket size) from this thread's own, counted as one allocation;
-/// `None` when it keeps none (or is ending).
+/// What [`take`] found: a block of this thread's own (counted as one allocation) or none, and
+/// the bytes the thread still keeps idle after it (for the allocator's peak).
+pub(crate) struct Taken {
+    pub(crate) block: Option<HostBlock>,
+    pub(crate) still_cached: usize,
+}
+
+/// An idle block of `bytes` (a bucket size) from this thread's own; none when it keeps none of
+/// that size (or is ending).
 #[inline]
-pub(crate) fn take(bytes: usize) -> Option<HostBlock> {
-    let list = list_of(bytes)?;
+pub(crate) fn take(bytes: usize) -> Taken {
+    let list = list_of(bytes);
     LOCAL
         .try_with(|local| {
-            let mut local = local.try_borrow_mut().ok()?;
+            let Ok(mut local) = local.try_borrow_mut() else {
+                return Taken {
+                    block: None,
+                    still_cached: 0,
+                };
+            };
             local.follow_epoch();
             let Local { lists, ledger, .. } = &mut *local;
             // Blocks are kept only once the ledger is registered (`keep`).
-            let ledger = ledger.as_ref()?;
-            let block = lists[list].pop()?;
-            ledger.add_cached(block.bytes(), false);
-            let taken = ledger.allocations.load(Ordering::Relaxed);
-            ledger.allocations.store(taken + 1, Ordering::Relaxed);
-            Some(block)
+            let (Some(ledger), Some(list)) = (ledger.as_ref(), list) else {
+                return Taken {
+                    block: None,
+                    still_cached: local.cached(),
+                };
+            };
+            let block = lists[list].pop();
+            if let Some(block) = &block {
+                ledger.add_cached(block.bytes(), false);
+                let taken = ledger.allocations.load(Ordering::Relaxed);
+                ledger.allocations.store(taken + 1, Ordering::Relaxed);
+            }
+            Taken {
+                block,
+                still_cached: ledger.cached.load(Ordering::Relaxed),
+            }
         })
-        .ok()
-        .flatten()
+        .unwrap_or(Taken {
+            block: None,
+            still_cached: 0,
+        })
 }
 
-/// Keeps `block` (pooled, no longer counted as allocated) in this thread's own, when its size
-/// is one a thread keeps, its list has room and `limit` allows; else gives it back.
+/// Keeps `block` (pooled, from a tensor that dropped) in this thread's own, when its size is
+/// one a thread keeps, its list has room and `limit` allows; else gives it back.
 #[inline]
 pub(crate) fn keep(block: HostBlock, limit: usize) -> Option<HostBlock> {
     let Some(list) = list_of(block.bytes()).filter(|_| limit >= MOST_BYTES) else {
