@@ -365,13 +365,30 @@ fn elementwise_unary_ops_equal_naive_exactly() {
                     &want,
                 );
             }
-            // -0.0 and NaN keep their sign bits through relu, flip them through neg.
-            let specials = Tensor::vector(&[-0.0, 0.0, f32::NAN, -f32::NAN, -1.0]);
-            assert_exact(
-                &format!("{op} {name} specials"),
-                &run(&specials).unwrap().to_vec::<f32>(),
-                &naive(NAIVE, &specials).unwrap().to_vec::<f32>(),
+            // -0.0 and NaN keep their sign bits through relu, flip them through neg; a
+            // signalling NaN and a NaN with a payload keep every bit.
+            let signalling = f32::from_bits(0x7f80_0001);
+            let payload = f32::from_bits(0xffc0_1234);
+            let specials = Tensor::vector(&[
+                -0.0,
+                0.0,
+                f32::NAN,
+                -f32::NAN,
+                -1.0,
+                signalling,
+                payload,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                f32::MIN_POSITIVE / 2.0,
+                -f32::MIN_POSITIVE / 2.0,
+            ]);
+            // Bit for bit, NaNs too: both ops only move or flip bits.
+            let bits = |t: Tensor| t.to_vec::<f32>().iter().map(|v| v.to_bits()).collect();
+            let (got, want): (Vec<u32>, Vec<u32>) = (
+                bits(run(&specials).unwrap()),
+                bits(naive(NAIVE, &specials).unwrap()),
             );
+            assert_eq!(got, want, "{op} {name} specials");
         }
     }
 }

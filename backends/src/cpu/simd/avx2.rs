@@ -108,12 +108,13 @@ fn neg(a: __m256) -> __m256 {
     _mm256_xor_ps(a, _mm256_set1_ps(-0.0))
 }
 
-/// `0` where `a < 0`, else `a`: NaN and `-0.0` pass through, as in the naive kernel.
+/// `0` where `a < 0`, else `a`: NaN and `-0.0` pass through, as in the naive kernel. One
+/// `maxps(0, a)`, which returns its second operand unless the first is greater (so `a` itself
+/// for a NaN, of any payload, and for either zero): the naive kernel's bits.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn relu(a: __m256) -> __m256 {
-    let negative = _mm256_cmp_ps::<_CMP_LT_OQ>(a, _mm256_setzero_ps());
-    _mm256_andnot_ps(negative, a)
+    _mm256_max_ps(_mm256_setzero_ps(), a)
 }
 
 /// `out ≤ 0 ? +0 : grad`, as the op's decomposition (`le`, `where`) selects: the ordered

@@ -111,12 +111,13 @@ fn neg(a: __m512) -> __m512 {
     _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), sign))
 }
 
-/// `0` where `a < 0`, else `a`: NaN and `-0.0` pass through, as in the naive kernel.
+/// `0` where `a < 0`, else `a`: NaN and `-0.0` pass through, as in the naive kernel. One
+/// `maxps(0, a)`, which returns its second operand unless the first is greater (so `a` itself
+/// for a NaN, of any payload, and for either zero): the naive kernel's bits.
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn relu(a: __m512) -> __m512 {
-    let negative = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, _mm512_setzero_ps());
-    _mm512_mask_blend_ps(negative, a, _mm512_setzero_ps())
+    _mm512_max_ps(_mm512_setzero_ps(), a)
 }
 
 /// `out ≤ 0 ? +0 : grad` (see the AVX2 twin).
