@@ -15,7 +15,7 @@
 //! **`allocated` without an atomic add.** The allocator's process-wide count covers every block
 //! out of the shared cache: in a tensor, or idle in a thread's hands. A block moving between a
 //! thread and its own list does not change it (one atomic add per block in and one out cost
-//! about 11 ns of a 64-element `mul`'s 60: benches/README.md); `memory_stats` subtracts the
+//! about 10 ns of a 64-element `mul`'s 65: benches/README.md); `memory_stats` subtracts the
 //! ledgers' `cached`. The peak is checked on each taking against that count less the taking
 //! thread's own idle bytes: exact when no other thread keeps idle blocks at that moment, else
 //! above the true high-water mark by at most what the others keep (each at most
