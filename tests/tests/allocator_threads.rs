@@ -77,6 +77,35 @@ fn a_threads_own_blocks_are_counted_reused_and_freed() {
     );
     drop(one);
 
+    // Nor are another thread's: with four idle there, taking one here moves the peak by one
+    // block.
+    let barrier = Arc::new(Barrier::new(2));
+    let keeper = {
+        let barrier = Arc::clone(&barrier);
+        std::thread::spawn(move || {
+            drop((0..4).map(|_| tensor()).collect::<Vec<_>>());
+            barrier.wait();
+            barrier.wait();
+        })
+    };
+    barrier.wait();
+    assert_eq!(stats().cached, 7 * BYTES, "three here, four there");
+    reset_peak();
+    let one = tensor();
+    let taken = stats();
+    assert_eq!(
+        (taken.allocated, taken.peak),
+        (start.allocated + BYTES, start.allocated + BYTES),
+        "{taken:?}"
+    );
+    drop(one);
+    barrier.wait();
+    keeper.join().unwrap();
+    empty_cache(Device::Cpu);
+    // The ended thread's blocks went to the shared cache, which `empty_cache` emptied; this
+    // thread's three were freed too.
+    assert_eq!(stats().cached, 0);
+
     // Six given back: four stay with the thread, two go to the shared cache. `empty_cache` on
     // another thread frees the shared ones at once and this thread's at its next allocation.
     let six: Vec<Tensor> = (0..6).map(|_| tensor()).collect();

@@ -26,10 +26,7 @@ pub struct MemoryStats {
     /// Bytes kept idle for reuse.
     pub cached: usize,
     /// The most `allocated` has been since the process started (on the CPU: or since
-    /// [`reset_peak`] ran; a device's own allocator keeps its own peak). On the CPU it is exact
-    /// while one thread at a time keeps idle blocks of its own; with several, a new peak reached
-    /// by one may read above the true one by the idle blocks the others keep (at most 512 KiB
-    /// each).
+    /// [`reset_peak`] ran; a device's own allocator keeps its own peak).
     pub peak: usize,
     /// Blocks handed out, from the cache or fresh.
     pub allocations: u64,
@@ -200,24 +197,39 @@ impl CpuAllocator {
     /// Bytes held by live tensors: the blocks out of the shared cache less those idle in
     /// threads' own lists. Exact when no thread is taking or giving back a block meanwhile.
     fn allocated(&self) -> usize {
-        let idle: usize = thread_blocks::ledgers()
-            .iter()
-            .map(|ledger| ledger.cached.load(Ordering::Relaxed))
-            .sum();
-        self.out.load(Ordering::Relaxed).saturating_sub(idle)
+        allocated_of(self.out.load(Ordering::Relaxed))
     }
 
-    /// Moves the peak to `out − own_idle` if that passed it: `out` the blocks out of the shared
-    /// cache, `own_idle` the calling thread's idle ones (other threads' idle blocks are not
-    /// subtracted: summing every ledger on each taking would cost more than the atomic add it
-    /// replaces; see `thread_blocks`).
+    /// Moves the peak to what is allocated now if that passed it; `out` is the count of blocks
+    /// out of the shared cache the caller just read or made, `own_idle` its thread's idle
+    /// bytes. `out − own_idle` bounds the allocated bytes from above (other threads' idle
+    /// blocks are in `out` too): below the peak, nothing more to do, with no sum and no
+    /// read-modify-write.
     #[inline]
     fn note_peak(&self, out: usize, own_idle: usize) {
-        let now = out.saturating_sub(own_idle);
+        if out.saturating_sub(own_idle) > self.peak.load(Ordering::Relaxed) {
+            self.raise_peak(out);
+        }
+    }
+
+    /// The exact check behind `note_peak`: the ledgers summed.
+    #[cold]
+    #[inline(never)]
+    fn raise_peak(&self, out: usize) {
+        let now = allocated_of(out);
         if now > self.peak.load(Ordering::Relaxed) {
             self.peak.fetch_max(now, Ordering::Relaxed);
         }
     }
+}
+
+/// `out` (bytes of blocks out of the shared cache) less the bytes idle in threads' own lists.
+fn allocated_of(out: usize) -> usize {
+    let idle: usize = thread_blocks::ledgers()
+        .iter()
+        .map(|ledger| ledger.cached.load(Ordering::Relaxed))
+        .sum();
+    out.saturating_sub(idle)
 }
 
 /// Counts `bytes` more out of the shared cache; returns the new count.

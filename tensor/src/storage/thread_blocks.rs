@@ -15,11 +15,10 @@
 //! **`allocated` without an atomic add.** The allocator's process-wide count covers every block
 //! out of the shared cache: in a tensor, or idle in a thread's hands. A block moving between a
 //! thread and its own list does not change it (one atomic add per block in and one out cost
-//! about 10 ns of a 64-element `mul`'s 65: benches/README.md); `memory_stats` subtracts the
-//! ledgers' `cached`. The peak is checked on each taking against that count less the taking
-//! thread's own idle bytes: exact when no other thread keeps idle blocks at that moment, else
-//! above the true high-water mark by at most what the others keep (each at most
-//! [`MOST_BYTES`]).
+//! about 10 ns of a 64-element `mul`'s 65: benches/README.md); `allocated` is that count less
+//! the ledgers' `cached`. Each taking checks the peak first against that count less the taking
+//! thread's own idle bytes (an upper bound, two loads); only when the bound passes the peak does
+//! it sum the ledgers (those ever claimed, see [`CLAIMED`]) for the exact figure.
 //!
 //! **Emptying and limits.** [`empty_cache`](crate::empty_cache) and
 //! [`set_cache_limit`](crate::set_cache_limit) free the calling thread's blocks at once and move
@@ -93,9 +92,13 @@ const THREADS: usize = 256;
 /// allocating (nothing to fail or abort in a tensor's drop), and hands it back when it ends.
 static LEDGERS: [Ledger; THREADS] = [const { Ledger::new() }; THREADS];
 
-/// Every ledger (an unheld one counts nothing).
+/// One past the highest ledger ever claimed: the ledgers past it never counted anything, so
+/// the sums over them stop here (threads claim the first free ledger, so these are few).
+static CLAIMED: AtomicUsize = AtomicUsize::new(0);
+
+/// Every ledger ever claimed (an unheld one counts nothing).
 pub(crate) fn ledgers() -> &'static [Ledger] {
-    &LEDGERS
+    &LEDGERS[..CLAIMED.load(Ordering::Acquire).min(THREADS)]
 }
 
 /// One thread's idle blocks, by size.
@@ -232,15 +235,18 @@ pub(crate) fn keep(block: HostBlock, limit: usize) -> Option<HostBlock> {
 /// Claims a ledger in [`LEDGERS`] for this thread; `false` when all are held.
 #[cold]
 fn register(local: &mut Local) -> bool {
-    let free = LEDGERS.iter().find(|ledger| {
+    let free = LEDGERS.iter().position(|ledger| {
         ledger
             .held
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
     });
-    let Some(ledger) = free else {
+    let Some(index) = free else {
         return false;
     };
+    // Before the ledger counts anything (the first block is kept after this returns).
+    CLAIMED.fetch_max(index + 1, Ordering::Release);
+    let ledger = &LEDGERS[index];
     local.ledger = Some(ledger);
     local.epoch = EPOCH.load(Ordering::Relaxed);
     true
