@@ -144,12 +144,6 @@ impl Local {
             }
         }
     }
-
-    /// Bytes of the blocks this thread keeps idle.
-    fn cached(&self) -> usize {
-        self.ledger
-            .map_or(0, |ledger| ledger.cached.load(Ordering::Relaxed))
-    }
 }
 
 /// What [`take`] found: a block of this thread's own (counted as one allocation) or none, and
@@ -157,6 +151,14 @@ impl Local {
 pub(crate) struct Taken {
     pub(crate) block: Option<HostBlock>,
     pub(crate) still_cached: usize,
+}
+
+impl Taken {
+    /// No block, and none kept: a thread without a list (or ending).
+    const NOTHING: Taken = Taken {
+        block: None,
+        still_cached: 0,
+    };
 }
 
 /// An idle block of `bytes` (a bucket size) from this thread's own; none when it keeps none of
@@ -167,21 +169,15 @@ pub(crate) fn take(bytes: usize) -> Taken {
     LOCAL
         .try_with(|local| {
             let Ok(mut local) = local.try_borrow_mut() else {
-                return Taken {
-                    block: None,
-                    still_cached: 0,
-                };
+                return Taken::NOTHING;
             };
             local.follow_epoch();
             let Local { lists, ledger, .. } = &mut *local;
             // Blocks are kept only once the ledger is registered (`keep`).
-            let (Some(ledger), Some(list)) = (ledger.as_ref(), list) else {
-                return Taken {
-                    block: None,
-                    still_cached: local.cached(),
-                };
+            let Some(ledger) = *ledger else {
+                return Taken::NOTHING;
             };
-            let block = lists[list].pop();
+            let block = list.and_then(|list| lists[list].pop());
             if let Some(block) = &block {
                 ledger.add_cached(block.bytes(), false);
                 let taken = ledger.allocations.load(Ordering::Relaxed);
@@ -192,10 +188,7 @@ pub(crate) fn take(bytes: usize) -> Taken {
                 still_cached: ledger.cached.load(Ordering::Relaxed),
             }
         })
-        .unwrap_or(Taken {
-            block: None,
-            still_cached: 0,
-        })
+        .unwrap_or(Taken::NOTHING)
 }
 
 /// Keeps `block` (pooled, from a tensor that dropped) in this thread's own, when its size is

@@ -111,9 +111,7 @@ fn neg(a: __m512) -> __m512 {
     _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), sign))
 }
 
-/// `0` where `a < 0`, else `a`: NaN and `-0.0` pass through, as in the naive kernel. One
-/// `maxps(0, a)`, which returns its second operand unless the first is greater (so `a` itself
-/// for a NaN, of any payload, and for either zero): the naive kernel's bits.
+/// `0` where `a < 0`, else `a`, as `maxps(0, a)` (see the AVX2 twin).
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn relu(a: __m512) -> __m512 {
